@@ -1,0 +1,259 @@
+/*
+ * C API of libexecutorch_backend_tensorrt.so.
+ *
+ * Four groups, each a handful of plain C functions:
+ *  - the plugin itself: versions, whether this library owns the
+ *    `TensorRTBackend` registration, log level;
+ *  - engine providers: register, unregister, list, load from a library;
+ *  - the delegate blob reader (for `inspect`), and the caller stream;
+ *  - programs: open a .pte (+ .ptd) through ExecuTorch's Module, read
+ *    metadata, run methods with DLPack tensors in and out.
+ *
+ * Conventions (after ONNX Runtime's C API): opaque handles; every fallible
+ * call returns TteStatus and fills an optional TteError; program calls also
+ * keep the message as the handle's last error. Strings returned as `char*`
+ * are freed with tte_free_string; `const char*` results are owned by the
+ * library. Versioned: functions are only added, never changed.
+ */
+#ifndef TORCH_TENSORRT_EXECUTORCH_C_API_H_
+#define TORCH_TENSORRT_EXECUTORCH_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "torch_tensorrt_executorch/dlpack.h"
+#include "torch_tensorrt_executorch/engine_provider.h"
+
+#if defined(_WIN32)
+#define TTE_API __declspec(dllexport)
+#else
+#define TTE_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TTE_C_API_VERSION 1u
+#define TTE_BACKEND_NAME "TensorRTBackend"
+
+/* ---- The plugin ------------------------------------------------------- */
+
+TTE_API uint32_t tte_c_api_version(void);
+/* This package's version, e.g. "0.2.0". */
+TTE_API const char* tte_version(void);
+/* The ExecuTorch version the library was built against. */
+TTE_API const char* tte_executorch_version(void);
+
+/* 1 when the registry's `TensorRTBackend` is this library's backend. */
+TTE_API int32_t tte_owns_backend_registration(void);
+/* TTE_OK when registration succeeded; else says why (name taken by another
+ * library, naming it when it can be found; registry full). */
+TTE_API TteStatus tte_registration_status(TteError* error);
+/* Path of the shared object that owns the `TensorRTBackend` registration,
+ * or NULL when nothing is registered under that name. */
+TTE_API const char* tte_registration_owner_path(void);
+/* Path of this library. */
+TTE_API const char* tte_library_path(void);
+
+typedef int32_t TteLogLevel;
+enum {
+  TTE_LOG_DEBUG = 0,
+  TTE_LOG_INFO = 1,
+  TTE_LOG_WARNING = 2,
+  TTE_LOG_ERROR = 3,
+  TTE_LOG_OFF = 4
+};
+TTE_API void tte_set_log_level(TteLogLevel level);
+TTE_API TteLogLevel tte_get_log_level(void);
+
+/* Number of CUDA devices usable by this process (0 without a driver or GPU;
+ * never touches TensorRT). */
+TTE_API int32_t tte_cuda_device_count(void);
+
+TTE_API void tte_free_string(char* str);
+
+/* ---- Engine providers ------------------------------------------------- */
+
+/* The struct is copied; the strings it points to are copied too. A name that
+ * is already registered is refused. Registering affects later loads only. */
+TTE_API TteStatus tte_register_engine_provider(
+    const TteEngineProvider* provider, TteProviderKind kind, TteError* error);
+/* Removes the provider from the registry. Engines it already made keep it
+ * alive; its `release` runs when the last of them is destroyed. */
+TTE_API TteStatus tte_unregister_engine_provider(const char* name,
+                                                 TteError* error);
+/* Registered providers in selection order (native, Python, others; each in
+ * registration order). */
+TTE_API size_t tte_num_engine_providers(void);
+/* Name of provider `index`, or NULL past the end. The returned string is
+ * valid until the provider is unregistered. */
+TTE_API const char* tte_engine_provider_name(size_t index);
+/* dlopen a provider library (never closed), call its
+ * `tte_engine_provider_entry` and register what it returns. */
+TTE_API TteStatus tte_load_engine_provider_library(const char* path,
+                                                   TteProviderKind kind,
+                                                   TteError* error);
+
+/* ---- Delegate blob reader --------------------------------------------- */
+
+/* Parse a TensorRTBackend delegate blob (TR01/TR02) and describe it as JSON:
+ * {"magic","metadata_offset","metadata_size","engine_offset","engine_size",
+ *  "io_bindings":[{"name","is_input","dtype","shape"}],"aliased_io":[...],
+ *  "hardware_compatible","device_id","serialized_metadata",
+ *  "target_platform"}. */
+TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t size,
+                                         char** out_json, TteError* error);
+
+/* ---- Caller stream (per thread) --------------------------------------- */
+
+/* CUDA work of delegates and programs run on this thread uses `stream`
+ * (a cudaStream_t) until cleared; otherwise each delegate handle uses its
+ * own stream. `execute` always returns with the work finished. */
+TTE_API void tte_set_thread_stream(void* stream);
+TTE_API void tte_clear_thread_stream(void);
+/* 1 and *out_stream set when a caller stream is set on this thread. */
+TTE_API int32_t tte_get_thread_stream(void** out_stream);
+
+/* ---- Programs --------------------------------------------------------- */
+
+typedef struct TteProgram TteProgram;
+
+typedef int32_t TteOptionType;
+enum { TTE_OPTION_BOOL = 0, TTE_OPTION_INT = 1, TTE_OPTION_STRING = 2 };
+
+/* A load-time option for one backend (ExecuTorch's LoadBackendOptionsMap).
+ * Options of `TensorRTBackend`: "provider" (string), "cuda_graphs" (bool),
+ * "weight_streaming_budget" (int or decimal string, bytes). */
+typedef struct TteBackendOption {
+  const char* backend;
+  const char* key;
+  TteOptionType type;
+  int64_t int_value; /* bool or int */
+  const char* string_value;
+} TteBackendOption;
+
+typedef struct TteBuffer {
+  const void* data;
+  size_t size;
+} TteBuffer;
+
+typedef struct TteProgramOptions {
+  uint32_t struct_size; /* sizeof(TteProgramOptions) */
+  /* External data (.ptd) files, or buffers (copied). */
+  const char* const* data_paths;
+  size_t num_data_paths;
+  const TteBuffer* data_buffers;
+  size_t num_data_buffers;
+  const TteBackendOption* backend_options;
+  size_t num_backend_options;
+  /* Non-zero: record an ETDump; write it with tte_program_write_etdump. */
+  int32_t enable_etdump;
+} TteProgramOptions;
+
+/* Open a program from a file (memory mapped) or a buffer (copied). Methods
+ * load on first use, or all at once with tte_program_load_method. */
+TTE_API TteStatus tte_program_open_file(const char* path,
+                                        const TteProgramOptions* options,
+                                        TteProgram** out_program,
+                                        TteError* error);
+TTE_API TteStatus tte_program_open_buffer(const void* data, size_t size,
+                                          const TteProgramOptions* options,
+                                          TteProgram** out_program,
+                                          TteError* error);
+TTE_API void tte_program_close(TteProgram* program);
+/* The message of the last failed call on this handle ("" if none). */
+TTE_API const char* tte_program_last_error(const TteProgram* program);
+
+TTE_API TteStatus tte_program_num_methods(TteProgram* program,
+                                          size_t* out_count, TteError* error);
+/* Valid while the program is open. */
+TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index,
+                                          const char** out_name,
+                                          TteError* error);
+/* Load (initialize delegates of) a method now rather than on first run. */
+TTE_API TteStatus tte_program_load_method(TteProgram* program,
+                                          const char* method, TteError* error);
+
+typedef int32_t TteValueTag;
+enum {
+  TTE_VALUE_NONE = 0,
+  TTE_VALUE_TENSOR = 1,
+  TTE_VALUE_INT = 2,
+  TTE_VALUE_DOUBLE = 3,
+  TTE_VALUE_BOOL = 4,
+  TTE_VALUE_OTHER = 5
+};
+
+/* Device types as ExecuTorch records them. */
+enum { TTE_DEVICE_CPU = 0, TTE_DEVICE_CUDA = 1 };
+
+typedef struct TteValueInfo {
+  TteValueTag tag;
+  int32_t scalar_type; /* ExecuTorch ScalarType, tensors only */
+  int32_t rank;
+  int64_t sizes[TTE_MAX_RANK]; /* upper bounds for dynamic dims */
+  int32_t is_memory_planned;
+  int32_t device_type;  /* TTE_DEVICE_*, where the program records one */
+  int32_t device_index;
+  uint64_t nbytes;
+} TteValueInfo;
+
+TTE_API TteStatus tte_program_method_io_count(TteProgram* program,
+                                              const char* method,
+                                              size_t* out_num_inputs,
+                                              size_t* out_num_outputs,
+                                              TteError* error);
+TTE_API TteStatus tte_program_input_info(TteProgram* program,
+                                         const char* method, size_t index,
+                                         TteValueInfo* out_info,
+                                         TteError* error);
+TTE_API TteStatus tte_program_output_info(TteProgram* program,
+                                          const char* method, size_t index,
+                                          TteValueInfo* out_info,
+                                          TteError* error);
+
+/* JSON description of the loaded program: methods with I/O metadata, and for
+ * each TensorRTBackend delegate of each loaded method the parsed blob
+ * metadata, engine size and compile specs. */
+TTE_API TteStatus tte_program_describe_json(TteProgram* program,
+                                            char** out_json, TteError* error);
+
+/* One method argument. Tensors are borrowed for the duration of the call. */
+typedef struct TteInput {
+  TteValueTag tag;
+  const DLTensor* tensor;
+  int64_t int_value;
+  double double_value;
+  int32_t bool_value;
+} TteInput;
+
+/* One method result. For tensors, `tensor` is a DLPack 1.x managed tensor
+ * the caller owns and releases with its deleter. With copy == 0 it is a view
+ * of the program's memory, valid until the next run of this method. */
+typedef struct TteOutput {
+  TteValueTag tag;
+  DLManagedTensorVersioned* tensor;
+  int64_t int_value;
+  double double_value;
+  int32_t bool_value;
+} TteOutput;
+
+/* Set inputs, execute, and return outputs, atomically with respect to other
+ * threads using the same program (one lock per program; different programs
+ * run in parallel). Inputs may be host or CUDA memory; a planned input is
+ * copied into its arena, a non-planned one is shared. `num_outputs` must
+ * equal the method's output count. Returns with all work finished. */
+TTE_API TteStatus tte_program_run(TteProgram* program, const char* method,
+                                  const TteInput* inputs, size_t num_inputs,
+                                  int32_t copy_outputs, TteOutput* outputs,
+                                  size_t num_outputs, TteError* error);
+
+TTE_API TteStatus tte_program_write_etdump(TteProgram* program,
+                                           const char* path, TteError* error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TORCH_TENSORRT_EXECUTORCH_C_API_H_ */

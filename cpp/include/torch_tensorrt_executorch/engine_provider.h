@@ -1,0 +1,167 @@
+/*
+ * Engine-provider ABI of the TensorRTBackend delegate.
+ *
+ * Everything engine-specific the backend needs (deserialize a plan, describe
+ * its I/O tensors, set shapes and addresses, enqueue on a stream) goes through
+ * one versioned, append-only struct of function pointers. Providers are the
+ * TensorRT C++ API (native), TensorRT's Python API (registered through
+ * ctypes), and test providers. Plain C, no framework types.
+ *
+ * Compatibility rules:
+ *  - Fields are only ever appended. A provider sets `struct_size` to
+ *    sizeof(TteEngineProvider) of the header it was built with; the backend
+ *    never reads a field past `struct_size`.
+ *  - `abi_version` is TTE_ENGINE_PROVIDER_ABI_VERSION of that header; the
+ *    backend refuses a provider whose major ABI it does not know.
+ *  - Every call returns a TteStatus and, on failure, fills `error->message`
+ *    with one line that says what was expected and what was found.
+ */
+#ifndef TORCH_TENSORRT_EXECUTORCH_ENGINE_PROVIDER_H_
+#define TORCH_TENSORRT_EXECUTORCH_ENGINE_PROVIDER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TTE_ENGINE_PROVIDER_ABI_VERSION 1u
+#define TTE_ERROR_MESSAGE_CAPACITY 1024
+/* The largest tensor rank the ABI carries (TensorRT's own limit is 8). */
+#define TTE_MAX_RANK 16
+
+typedef int32_t TteStatus;
+enum {
+  TTE_OK = 0,
+  TTE_ERROR_INVALID_ARGUMENT = 1,
+  /* The provider does not accept this plan (not its format); the backend
+   * then tries the next provider. */
+  TTE_ERROR_NOT_ACCEPTED = 2,
+  TTE_ERROR_RUNTIME = 3,
+  TTE_ERROR_OUT_OF_MEMORY = 4,
+  TTE_ERROR_NO_DEVICE = 5,
+  TTE_ERROR_NOT_SUPPORTED = 6,
+  TTE_ERROR_NOT_FOUND = 7,
+  TTE_ERROR_INVALID_PROGRAM = 8,
+  TTE_ERROR_INTERNAL = 9,
+  TTE_ERROR_INVALID_STATE = 10
+};
+
+/* Filled by the callee on failure. `code` repeats the returned status. */
+typedef struct TteError {
+  int32_t code;
+  char message[TTE_ERROR_MESSAGE_CAPACITY];
+} TteError;
+
+/* Where the provider's engine expects tensor addresses to point. */
+typedef int32_t TteMemoryKind;
+enum {
+  /* CUDA device memory (or host memory the device can read, on integrated
+   * GPUs). The backend stages host tensors through device buffers. */
+  TTE_MEMORY_DEVICE = 0,
+  /* Host memory. The backend stages device tensors through host buffers and
+   * passes a NULL stream. Used by test providers; needs no GPU. */
+  TTE_MEMORY_HOST = 1
+};
+
+/* Provider categories; with equal category, registration order decides. */
+typedef int32_t TteProviderKind;
+enum {
+  TTE_PROVIDER_NATIVE = 0,
+  TTE_PROVIDER_PYTHON = 1,
+  TTE_PROVIDER_OTHER = 2
+};
+
+/* Options the backend passes to `deserialize`. Append-only. */
+typedef struct TteEngineLoadOptions {
+  uint32_t struct_size;
+  /* CUDA device the engine runs on (already current when called). */
+  int32_t device_id;
+  /* Non-zero when weight_streaming_budget holds a requested budget in bytes
+   * (from the load-time option, else the compile spec). */
+  int32_t has_weight_streaming_budget;
+  int64_t weight_streaming_budget;
+} TteEngineLoadOptions;
+
+/* One I/O tensor of an engine. Strings are owned by the engine and stay
+ * valid until `destroy`. */
+typedef struct TteIoTensorDesc {
+  const char* name; /* UTF-8 */
+  int32_t is_input;
+  /* ExecuTorch ScalarType value (executorch::aten::ScalarType). */
+  int32_t scalar_type;
+  int32_t rank;
+  /* For an output the engine writes into one of its inputs in place
+   * (TensorRT KV-cache update): that input's I/O index, else -1. */
+  int32_t aliased_input;
+  /* Non-zero for TensorRT shape tensors, which this backend refuses. */
+  int32_t is_shape_tensor;
+} TteIoTensorDesc;
+
+typedef struct TteEngine TteEngine;
+
+typedef struct TteEngineProvider {
+  uint32_t abi_version; /* TTE_ENGINE_PROVIDER_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(TteEngineProvider) */
+  const char* name;     /* unique, copied at registration */
+  TteMemoryKind memory_kind;
+  /* Non-zero when `enqueue` may be captured into a CUDA graph (it launches
+   * only stream-ordered work and does not synchronize). */
+  int32_t enqueue_capturable;
+  void* user_data;
+  /* Called once, when the provider is unregistered and the last engine it
+   * made is destroyed. May be NULL. */
+  void (*release)(void* user_data);
+
+  /* Deserialize a plan. Return TTE_ERROR_NOT_ACCEPTED for a plan that is not
+   * this provider's format. The plan bytes are only valid during the call. */
+  TteStatus (*deserialize)(void* user_data, const void* plan,
+                           uint64_t plan_size,
+                           const TteEngineLoadOptions* options,
+                           TteEngine** out_engine, TteError* error);
+
+  /* I/O tensors are indexed 0..n-1 in the engine's own order. */
+  TteStatus (*num_io_tensors)(TteEngine* engine, int32_t* out_count,
+                              TteError* error);
+  TteStatus (*describe_io_tensor)(TteEngine* engine, int32_t index,
+                                  TteIoTensorDesc* out_desc, TteError* error);
+
+  /* Optimization profiles (at least 1) and an input's min/opt/max dims in
+   * one of them; each array holds `rank` values. */
+  TteStatus (*num_profiles)(TteEngine* engine, int32_t* out_count,
+                            TteError* error);
+  TteStatus (*profile_shape)(TteEngine* engine, int32_t profile,
+                             int32_t input_index, int64_t* min_dims,
+                             int64_t* opt_dims, int64_t* max_dims,
+                             TteError* error);
+  TteStatus (*select_profile)(TteEngine* engine, int32_t profile,
+                              void* stream, TteError* error);
+
+  TteStatus (*set_input_shape)(TteEngine* engine, int32_t index,
+                               const int64_t* dims, int32_t rank,
+                               TteError* error);
+  /* After all input shapes are set. `capacity` is the size of `dims`. */
+  TteStatus (*get_output_shape)(TteEngine* engine, int32_t index,
+                                int64_t* dims, int32_t capacity,
+                                int32_t* out_rank, TteError* error);
+  TteStatus (*set_tensor_address)(TteEngine* engine, int32_t index,
+                                  void* address, TteError* error);
+  /* Enqueue the engine on `stream` (a cudaStream_t; NULL for host
+   * providers). The backend synchronizes afterwards. */
+  TteStatus (*enqueue)(TteEngine* engine, void* stream, TteError* error);
+  void (*destroy)(TteEngine* engine);
+} TteEngineProvider;
+
+/* Symbol a provider library exports so `tte_load_engine_provider_library`
+ * and `tte-run --provider LIB` can register it. Returns NULL when the library
+ * cannot serve `abi_version`. */
+typedef const TteEngineProvider* (*TteEngineProviderEntryFn)(
+    uint32_t abi_version);
+#define TTE_ENGINE_PROVIDER_ENTRY_SYMBOL "tte_engine_provider_entry"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TORCH_TENSORRT_EXECUTORCH_ENGINE_PROVIDER_H_ */
