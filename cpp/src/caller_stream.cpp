@@ -1,1 +1,42 @@
-// placeholder: being written
+#include "caller_stream.h"
+
+#include "torch_tensorrt_executorch/c_api.h"
+
+namespace tte {
+namespace {
+// A set flag rather than a non-null stream: the legacy default stream is
+// NULL and is a legitimate choice.
+thread_local bool t_is_set = false;
+thread_local void* t_stream = nullptr;
+}  // namespace
+
+void set_caller_stream(void* stream) {
+  t_stream = stream;
+  t_is_set = true;
+}
+
+void clear_caller_stream() {
+  t_stream = nullptr;
+  t_is_set = false;
+}
+
+bool caller_stream(void** stream) {
+  if (t_is_set && stream != nullptr) {
+    *stream = t_stream;
+  }
+  return t_is_set;
+}
+
+}  // namespace tte
+
+extern "C" {
+
+TTE_API void tte_set_thread_stream(void* stream) { tte::set_caller_stream(stream); }
+
+TTE_API void tte_clear_thread_stream(void) { tte::clear_caller_stream(); }
+
+TTE_API int32_t tte_get_thread_stream(void** out_stream) {
+  return tte::caller_stream(out_stream) ? 1 : 0;
+}
+
+}  // extern "C"

@@ -20,6 +20,9 @@ struct DelegateRecord {
   // Name of the provider that deserialized the engine ("" if init failed
   // before that).
   std::string provider;
+  // Why init failed, one line ("" when it succeeded). The Program API adds
+  // it to the message of a failed method load.
+  std::string error;
 };
 
 class DelegateRecorder {

@@ -1,1 +1,210 @@
-// placeholder: being written
+#include "device_buffers.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "cuda_device.h"
+
+namespace tte {
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      capacity_(std::exchange(other.capacity_, 0)),
+      device_(other.device_) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+void DeviceBuffer::release() {
+  if (data_ != nullptr) {
+    DeviceGuard guard(device_);
+    // Errors are ignored: at process exit the CUDA runtime may be gone.
+    cudaFree(data_);
+    cudaGetLastError();
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+}
+
+cudaError_t DeviceBuffer::reserve(size_t bytes, int device) {
+  if (bytes <= capacity_ && device == device_) {
+    return cudaSuccess;
+  }
+  release();
+  void* data = nullptr;
+  cudaError_t status = cudaMalloc(&data, std::max<size_t>(bytes, 1));
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return status;
+  }
+  data_ = data;
+  capacity_ = bytes;
+  device_ = device;
+  return cudaSuccess;
+}
+
+PinnedHostBuffer::~PinnedHostBuffer() { release(); }
+
+PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+void PinnedHostBuffer::release() {
+  if (data_ != nullptr) {
+    cudaFreeHost(data_);
+    cudaGetLastError();
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+}
+
+cudaError_t PinnedHostBuffer::reserve(size_t bytes) {
+  if (bytes <= capacity_ && data_ != nullptr) {
+    return cudaSuccess;
+  }
+  release();
+  void* data = nullptr;
+  // Portable: usable from any device the handle might be moved to.
+  cudaError_t status = cudaHostAlloc(&data, std::max<size_t>(bytes, 1), cudaHostAllocPortable);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return status;
+  }
+  data_ = data;
+  capacity_ = bytes;
+  return cudaSuccess;
+}
+
+HostDeviceStager::~HostDeviceStager() {
+  for (cudaEvent_t& event : chunk_free_) {
+    if (event != nullptr) {
+      // A pinned chunk must not be freed while a DMA still reads it.
+      cudaEventSynchronize(event);
+      cudaEventDestroy(event);
+      event = nullptr;
+    }
+  }
+  cudaGetLastError();
+}
+
+cudaError_t HostDeviceStager::prepare(int device) {
+  if (device_ != device) {
+    for (cudaEvent_t& event : chunk_free_) {
+      if (event != nullptr) {
+        cudaEventSynchronize(event);
+        cudaEventDestroy(event);
+        event = nullptr;
+      }
+    }
+    device_ = device;
+  }
+  for (int i = 0; i < 2; ++i) {
+    cudaError_t status = chunks_[i].reserve(kChunkBytes);
+    if (status != cudaSuccess) {
+      return status;
+    }
+    if (chunk_free_[i] == nullptr) {
+      status = cudaEventCreateWithFlags(&chunk_free_[i], cudaEventDisableTiming);
+      if (status != cudaSuccess) {
+        cudaGetLastError();
+        return status;
+      }
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t HostDeviceStager::host_to_device(void* dst, const void* src, size_t bytes,
+                                             cudaStream_t stream, int device) {
+  if (bytes == 0) {
+    return cudaSuccess;
+  }
+  cudaError_t status = prepare(device);
+  if (status != cudaSuccess) {
+    return status;
+  }
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  for (size_t offset = 0, chunk = 0; offset < bytes; offset += kChunkBytes, chunk ^= 1) {
+    const size_t n = std::min(kChunkBytes, bytes - offset);
+    // Wait until the DMA that last read this chunk (two chunks ago, or an
+    // earlier tensor) has finished before overwriting it.
+    status = cudaEventSynchronize(chunk_free_[chunk]);
+    if (status == cudaSuccess) {
+      std::memcpy(chunks_[chunk].data(), in + offset, n);
+      status = cudaMemcpyAsync(out + offset, chunks_[chunk].data(), n, cudaMemcpyHostToDevice,
+                               stream);
+    }
+    if (status == cudaSuccess) {
+      status = cudaEventRecord(chunk_free_[chunk], stream);
+    }
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return status;
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t HostDeviceStager::device_to_host(void* dst, const void* src, size_t bytes,
+                                             cudaStream_t stream, int device) {
+  if (bytes == 0) {
+    return cudaSuccess;
+  }
+  cudaError_t status = prepare(device);
+  if (status != cudaSuccess) {
+    return status;
+  }
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  const size_t num_chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  auto issue = [&](size_t index) {
+    const size_t offset = index * kChunkBytes;
+    const size_t n = std::min(kChunkBytes, bytes - offset);
+    const size_t chunk = index % 2;
+    cudaError_t s = cudaMemcpyAsync(chunks_[chunk].data(), in + offset, n,
+                                    cudaMemcpyDeviceToHost, stream);
+    return s == cudaSuccess ? cudaEventRecord(chunk_free_[chunk], stream) : s;
+  };
+  status = issue(0);
+  for (size_t index = 0; status == cudaSuccess && index < num_chunks; ++index) {
+    // Keep the next chunk's DMA running while this one is copied out.
+    if (index + 1 < num_chunks) {
+      status = issue(index + 1);
+      if (status != cudaSuccess) {
+        break;
+      }
+    }
+    const size_t chunk = index % 2;
+    status = cudaEventSynchronize(chunk_free_[chunk]);
+    if (status == cudaSuccess) {
+      const size_t offset = index * kChunkBytes;
+      std::memcpy(out + offset, chunks_[chunk].data(), std::min(kChunkBytes, bytes - offset));
+    }
+  }
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+}  // namespace tte

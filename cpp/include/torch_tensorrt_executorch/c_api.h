@@ -70,6 +70,11 @@ TTE_API TteLogLevel tte_get_log_level(void);
 /* Number of CUDA devices usable by this process (0 without a driver or GPU;
  * never touches TensorRT). */
 TTE_API int32_t tte_cuda_device_count(void);
+/* Who provides ExecuTorch's CUDA DeviceAllocator (device-planned programs):
+ * "torch_tensorrt_executorch" (this library), "executorch_cuda_backend"
+ * (ExecuTorch's own CUDA backend, loaded first when installed), "other", or
+ * "none". */
+TTE_API const char* tte_cuda_allocator_owner(void);
 
 TTE_API void tte_free_string(char* str);
 
@@ -251,6 +256,28 @@ TTE_API TteStatus tte_program_run(TteProgram* program, const char* method,
 
 TTE_API TteStatus tte_program_write_etdump(TteProgram* program,
                                            const char* path, TteError* error);
+
+/* ---- Runtime statistics (process-wide, for tests and benchmarks) ------- */
+
+/* Counters of the work this library did on behalf of callers: host<->device
+ * copies made by delegate staging and by the Program API (not copies that
+ * ExecuTorch's own et_copy kernels make), engine enqueues and CUDA-graph
+ * activity. Append-only. */
+typedef struct TteRuntimeStats {
+  uint32_t struct_size; /* set by the caller to sizeof(TteRuntimeStats) */
+  uint64_t h2d_copies;
+  uint64_t h2d_bytes;
+  uint64_t d2h_copies;
+  uint64_t d2h_bytes;
+  uint64_t d2d_copies;
+  uint64_t d2d_bytes;
+  uint64_t enqueues;
+  uint64_t graph_captures;
+  uint64_t graph_replays;
+  uint64_t graph_fallbacks;
+} TteRuntimeStats;
+TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
+TTE_API void tte_reset_runtime_stats(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

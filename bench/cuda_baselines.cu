@@ -1,0 +1,205 @@
+// The physical baselines the benchmarks divide by, measured on this GPU in
+// the same run as the benchmark itself:
+//   launch:   an empty kernel launch + cudaStreamSynchronize
+//   graph:    cudaGraphLaunch of a captured empty kernel + cudaStreamSynchronize
+//   pinned:   cudaMemcpyAsync H2D / D2H of BYTES between pinned host memory and
+//             the device, + cudaStreamSynchronize (the peak staging can reach)
+//   pageable: the same from malloc'd host memory (what upstream's runtime does)
+// Prints one JSON object on stdout. Times are wall clock, per iteration.
+//
+// Usage: tte-cuda-baselines [--device N] [--iterations N] [--copy-iterations N]
+//                           [--bytes N]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+__global__ void null_kernel() {}
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "tte-cuda-baselines: %s failed: %s (%s)\n", what, cudaGetErrorName(status),
+                 cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+
+struct Options {
+  int device = 0;
+  int iterations = 20000;
+  int copy_iterations = 40;
+  size_t bytes = size_t{64} << 20;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> long long {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tte-cuda-baselines: %s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      char* end = nullptr;
+      long long v = std::strtoll(argv[++i], &end, 10);
+      if (*end != '\0' || v <= 0) {
+        std::fprintf(stderr, "tte-cuda-baselines: %s needs a positive integer, got '%s'\n", arg.c_str(), argv[i]);
+        std::exit(2);
+      }
+      return v;
+    };
+    if (arg == "--device") {
+      options.device = static_cast<int>(value());
+    } else if (arg == "--iterations") {
+      options.iterations = static_cast<int>(value());
+    } else if (arg == "--copy-iterations") {
+      options.copy_iterations = static_cast<int>(value());
+    } else if (arg == "--bytes") {
+      options.bytes = static_cast<size_t>(value());
+    } else {
+      std::fprintf(stderr,
+                   "usage: tte-cuda-baselines [--device N] [--iterations N] [--copy-iterations N] [--bytes N]\n");
+      std::exit(2);
+    }
+  }
+  return options;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds per call of `body`, after `warmup` untimed calls.
+template <typename Body>
+std::vector<double> time_calls(int iterations, int warmup, Body&& body) {
+  for (int i = 0; i < warmup; ++i) body();
+  std::vector<double> seconds(iterations);
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    body();
+    seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return seconds;
+}
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  size_t index = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[index];
+}
+
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+// {"median": .., "p10": .., "p90": .., "p99": .., "mean": .., "min": ..} in microseconds.
+std::string latency_json(const std::vector<double>& seconds) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof(buffer),
+                "{\"median\": %.3f, \"p10\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"mean\": %.3f, \"min\": %.3f}",
+                percentile(seconds, 0.5) * 1e6, percentile(seconds, 0.1) * 1e6, percentile(seconds, 0.9) * 1e6,
+                percentile(seconds, 0.99) * 1e6, mean(seconds) * 1e6,
+                *std::min_element(seconds.begin(), seconds.end()) * 1e6);
+  return buffer;
+}
+
+// {"median": .., "best": ..} in GB/s (10^9 bytes per second).
+std::string bandwidth_json(const std::vector<double>& seconds, size_t bytes) {
+  char buffer[128];
+  double gb = static_cast<double>(bytes) / 1e9;
+  std::snprintf(buffer, sizeof(buffer), "{\"median\": %.3f, \"best\": %.3f}", gb / percentile(seconds, 0.5),
+                gb / *std::min_element(seconds.begin(), seconds.end()));
+  return buffer;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_options(argc, argv);
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "tte-cuda-baselines: no CUDA device (%s): the baselines need an NVIDIA GPU\n",
+                 status != cudaSuccess ? cudaGetErrorString(status) : "0 devices");
+    return 1;
+  }
+  check(cudaSetDevice(options.device), "cudaSetDevice");
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, options.device), "cudaGetDeviceProperties");
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  int warmup = std::max(10, options.iterations / 20);
+
+  std::vector<double> launch = time_calls(options.iterations, warmup, [&] {
+    null_kernel<<<1, 1, 0, stream>>>();
+    check(cudaGetLastError(), "null kernel launch");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  });
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  null_kernel<<<1, 1, 0, stream>>>();
+  check(cudaGetLastError(), "null kernel launch (capture)");
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  check(cudaGraphInstantiate(&graph_exec, graph, 0), "cudaGraphInstantiate");
+  std::vector<double> graph_launch = time_calls(options.iterations, warmup, [&] {
+    check(cudaGraphLaunch(graph_exec, stream), "cudaGraphLaunch");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  });
+
+  void* device_buffer = nullptr;
+  void* pinned = nullptr;
+  check(cudaMalloc(&device_buffer, options.bytes), "cudaMalloc");
+  check(cudaMallocHost(&pinned, options.bytes), "cudaMallocHost");
+  std::vector<unsigned char> pageable(options.bytes, 1);  // touched, so no first-use page faults are timed
+  std::memset(pinned, 1, options.bytes);
+  auto copy = [&](void* dst, const void* src, cudaMemcpyKind kind) {
+    return [=] {
+      check(cudaMemcpyAsync(dst, src, options.bytes, kind, stream), "cudaMemcpyAsync");
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    };
+  };
+  int copy_warmup = 3;
+  std::vector<double> pinned_h2d =
+      time_calls(options.copy_iterations, copy_warmup, copy(device_buffer, pinned, cudaMemcpyHostToDevice));
+  std::vector<double> pinned_d2h =
+      time_calls(options.copy_iterations, copy_warmup, copy(pinned, device_buffer, cudaMemcpyDeviceToHost));
+  std::vector<double> pageable_h2d =
+      time_calls(options.copy_iterations, copy_warmup, copy(device_buffer, pageable.data(), cudaMemcpyHostToDevice));
+  std::vector<double> pageable_d2h =
+      time_calls(options.copy_iterations, copy_warmup, copy(pageable.data(), device_buffer, cudaMemcpyDeviceToHost));
+
+  int runtime_version = 0;
+  int driver_version = 0;
+  cudaRuntimeGetVersion(&runtime_version);
+  cudaDriverGetVersion(&driver_version);
+  std::printf("{\n");
+  std::printf("  \"device\": {\"index\": %d, \"name\": \"%s\", \"compute_capability\": \"%d.%d\", "
+              "\"cuda_runtime\": %d, \"cuda_driver\": %d},\n",
+              options.device, properties.name, properties.major, properties.minor, runtime_version, driver_version);
+  std::printf("  \"iterations\": %d,\n", options.iterations);
+  std::printf("  \"null_kernel_launch_sync_us\": %s,\n", latency_json(launch).c_str());
+  std::printf("  \"graph_launch_sync_us\": %s,\n", latency_json(graph_launch).c_str());
+  std::printf("  \"copy_bytes\": %zu,\n", options.bytes);
+  std::printf("  \"copy_iterations\": %d,\n", options.copy_iterations);
+  std::printf("  \"pinned_h2d_gbps\": %s,\n", bandwidth_json(pinned_h2d, options.bytes).c_str());
+  std::printf("  \"pinned_d2h_gbps\": %s,\n", bandwidth_json(pinned_d2h, options.bytes).c_str());
+  std::printf("  \"pageable_h2d_gbps\": %s,\n", bandwidth_json(pageable_h2d, options.bytes).c_str());
+  std::printf("  \"pageable_d2h_gbps\": %s\n", bandwidth_json(pageable_d2h, options.bytes).c_str());
+  std::printf("}\n");
+
+  cudaGraphExecDestroy(graph_exec);
+  cudaGraphDestroy(graph);
+  cudaFreeHost(pinned);
+  cudaFree(device_buffer);
+  cudaStreamDestroy(stream);
+  return 0;
+}

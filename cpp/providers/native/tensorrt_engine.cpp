@@ -1,0 +1,475 @@
+#include "native/tensorrt_engine.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "native/data_types.h"
+#include "native/plan_header.h"
+#include "native/tensorrt_logger.h"
+
+namespace tte::native {
+namespace {
+
+// Older TensorRT 10 releases lack the KV-cache aliasing query and the V2
+// weight-streaming calls; detected rather than tied to version numbers.
+template <typename Engine, typename = void>
+struct HasAliasing : std::false_type {};
+template <typename Engine>
+struct HasAliasing<Engine, std::void_t<decltype(std::declval<const Engine&>()
+                                                    .getAliasedInputTensor(""))>>
+    : std::true_type {};
+
+template <typename Engine, typename = void>
+struct HasWeightStreamingV2 : std::false_type {};
+template <typename Engine>
+struct HasWeightStreamingV2<
+    Engine, std::void_t<decltype(std::declval<Engine&>().setWeightStreamingBudgetV2(
+                            int64_t{}))>> : std::true_type {};
+
+template <typename Engine>
+const char* aliased_input_of(const Engine& engine, const char* output) {
+  if constexpr (HasAliasing<Engine>::value) {
+    return engine.getAliasedInputTensor(output);
+  } else {
+    return nullptr;
+  }
+}
+
+// Sets `*streaming` when weights stay in host memory and stream in.
+template <typename Engine>
+Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
+                    const ProviderEnvironment& environment, bool* streaming) {
+  *streaming = false;
+  if (request.has_budget && request.budget < 0) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "weight_streaming_budget must be a byte count >= 0, got " +
+                      std::to_string(request.budget));
+  }
+  if constexpr (!HasWeightStreamingV2<Engine>::value) {
+    if (request.has_budget) {
+      TTE_NATIVE_LOG(environment, WARNING,
+                     "weight_streaming_budget ignored: TensorRT %s has no weight streaming "
+                     "budget API (TensorRT 10.1 or newer has)",
+                     tensorrt_header_version());
+    }
+    return Status::Ok();
+  } else {
+    const int64_t streamable = engine.getStreamableWeightsSize();
+    if (streamable <= 0) {
+      if (request.has_budget) {
+        TTE_NATIVE_LOG(environment, WARNING,
+                       "weight_streaming_budget of %lld bytes ignored: the engine has no "
+                       "streamable weights (build it with weight streaming enabled); all its "
+                       "weights stay on the device",
+                       static_cast<long long>(request.budget));
+      }
+      return Status::Ok();
+    }
+    // TensorRT caps a budget above the streamable size itself; clamping here
+    // keeps the logged figure true.
+    const int64_t budget = request.has_budget ? std::min(request.budget, streamable)
+                                              : engine.getWeightStreamingAutomaticBudget();
+    TensorRtLogger::clear_thread_error();
+    if (!engine.setWeightStreamingBudgetV2(budget)) {
+      if (request.has_budget) {
+        return Status(TTE_ERROR_RUNTIME,
+                      "TensorRT refused a weight streaming budget of " + std::to_string(budget) +
+                          " bytes (streamable weights: " + std::to_string(streamable) +
+                          " bytes)" + tensorrt_reason());
+      }
+      // Budget 0 streams every weight: the least device memory, always valid.
+      TTE_NATIVE_LOG(environment, WARNING,
+                     "TensorRT refused its automatic weight streaming budget of %lld bytes; "
+                     "streaming all weights (budget 0)%s",
+                     static_cast<long long>(budget), tensorrt_reason().c_str());
+      TensorRtLogger::clear_thread_error();
+      if (!engine.setWeightStreamingBudgetV2(0)) {
+        return Status(TTE_ERROR_RUNTIME,
+                      "TensorRT refused weight streaming budgets of " + std::to_string(budget) +
+                          " (automatic) and 0 bytes" + tensorrt_reason());
+      }
+    }
+    const int64_t applied = engine.getWeightStreamingBudgetV2();
+    *streaming = applied < streamable;
+    TTE_NATIVE_LOG(environment, INFO,
+                   "weight streaming: budget %lld of %lld streamable bytes (%s), scratch %lld "
+                   "bytes",
+                   static_cast<long long>(applied),
+                   static_cast<long long>(streamable),
+                   request.has_budget ? "requested" : "automatic",
+                   static_cast<long long>(engine.getWeightStreamingScratchMemorySize()));
+    return Status::Ok();
+  }
+}
+
+std::string dims_text(const int64_t* dims, int32_t rank) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    text += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
+std::string dims_text(const nvinfer1::Dims& dims) {
+  return dims.nbDims < 0 ? std::string("(unknown)") : dims_text(dims.d, dims.nbDims);
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  return dims_text(dims.data(), static_cast<int32_t>(dims.size()));
+}
+
+bool is_static(const nvinfer1::Dims& dims) {
+  return dims.nbDims >= 0 && std::all_of(dims.d, dims.d + dims.nbDims,
+                                         [](int64_t d) { return d >= 0; });
+}
+
+std::vector<int64_t> to_vector(const nvinfer1::Dims& dims) {
+  return std::vector<int64_t>(dims.d, dims.d + dims.nbDims);
+}
+
+// Engines are destroyed on their device, whichever is current for the
+// caller, and the caller's device is restored afterwards.
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int32_t device) {
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device) {
+      switched_ = cudaSetDevice(device) == cudaSuccess;
+    }
+    cudaGetLastError();
+  }
+  ~ScopedDevice() {
+    if (switched_) {
+      cudaSetDevice(previous_);
+    }
+    cudaGetLastError();
+  }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+};
+
+}  // namespace
+
+TensorRtEngine::TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
+                               const ProviderEnvironment& environment)
+    : runtime_(std::move(runtime)), environment_(environment) {}
+
+TensorRtEngine::~TensorRtEngine() {
+  ScopedDevice on_device(runtime_->device);
+  context_.reset();
+  engine_.reset();
+}
+
+Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
+                            const ProviderEnvironment& environment, const void* plan,
+                            uint64_t plan_size, const WeightStreamingRequest& weights,
+                            std::unique_ptr<TensorRtEngine>* out) {
+  std::unique_ptr<TensorRtEngine> self(new TensorRtEngine(std::move(runtime), environment));
+  {
+    // TensorRT copies what it keeps: the plan need not outlive this call.
+    std::lock_guard<std::mutex> lock(self->runtime_->mutex);
+    TensorRtLogger::clear_thread_error();
+    self->engine_.reset(self->runtime_->runtime->deserializeCudaEngine(
+        plan, static_cast<std::size_t>(plan_size)));
+  }
+  if (self->engine_ == nullptr) {
+    return Status(TTE_ERROR_NOT_ACCEPTED,
+                  "TensorRT " + std::string(tensorrt_library_version()) +
+                      " could not deserialize the " + std::to_string(plan_size) +
+                      "-byte plan" + tensorrt_reason() + ": " +
+                      refusal_hint(read_plan_header(plan, plan_size), tensorrt_library_version()));
+  }
+
+  // TensorRT fixes the budget once an execution context exists.
+  Status status = apply_budget(*self->engine_, weights, environment, &self->streams_weights_);
+  if (!status.ok()) {
+    return status;
+  }
+  status = self->read_io_table();
+  if (!status.ok()) {
+    return status;
+  }
+  TensorRtLogger::clear_thread_error();
+  self->context_.reset(self->engine_->createExecutionContext());
+  if (self->context_ == nullptr) {
+    return Status(TTE_ERROR_RUNTIME,
+                  "TensorRT could not create an execution context on CUDA device " +
+                      std::to_string(self->runtime_->device) +
+                      " (often: not enough free device memory for its activations)" +
+                      tensorrt_reason());
+  }
+  status = self->refuse_data_dependent_outputs();
+  if (!status.ok()) {
+    return status;
+  }
+  *out = std::move(self);
+  return Status::Ok();
+}
+
+Status TensorRtEngine::read_io_table() {
+  num_profiles_ = std::max(1, engine_->getNbOptimizationProfiles());
+  const int32_t count = engine_->getNbIOTensors();
+  if (count < 0) {
+    return Status(TTE_ERROR_INTERNAL,
+                  "TensorRT reports " + std::to_string(count) + " I/O tensors for the engine");
+  }
+  io_.reserve(static_cast<size_t>(count));
+  for (int32_t i = 0; i < count; ++i) {
+    const char* name = engine_->getIOTensorName(i);
+    if (name == nullptr) {
+      return Status(TTE_ERROR_INTERNAL,
+                    "TensorRT has no name for I/O tensor " + std::to_string(i));
+    }
+    IoTensor tensor;
+    tensor.name = name;
+    const nvinfer1::TensorIOMode mode = engine_->getTensorIOMode(name);
+    if (mode == nvinfer1::TensorIOMode::kNONE) {
+      return Status(TTE_ERROR_INTERNAL,
+                    "TensorRT lists '" + tensor.name + "' as I/O tensor " + std::to_string(i) +
+                        " but says it is neither an input nor an output");
+    }
+    tensor.is_input = mode == nvinfer1::TensorIOMode::kINPUT;
+    const nvinfer1::DataType type = engine_->getTensorDataType(name);
+    tensor.scalar_type = scalar_type_of(type);
+    if (tensor.scalar_type < 0) {
+      return Status(TTE_ERROR_NOT_SUPPORTED,
+                    "tensor '" + tensor.name + "' has TensorRT type " + data_type_name(type) +
+                        ", which has no ExecuTorch dtype; keep such types inside the engine");
+    }
+    const nvinfer1::Dims shape = engine_->getTensorShape(name);
+    if (shape.nbDims < 0) {
+      return Status(TTE_ERROR_INTERNAL, "TensorRT reports no rank for tensor '" + tensor.name + "'");
+    }
+    tensor.rank = shape.nbDims;
+    tensor.is_shape_tensor = engine_->isShapeInferenceIO(name);
+    // Shape tensors live in host memory; the backend refuses them with its
+    // own message, so they are described rather than refused here.
+    if (!tensor.is_shape_tensor &&
+        engine_->getTensorLocation(name) == nvinfer1::TensorLocation::kHOST) {
+      return Status(TTE_ERROR_NOT_SUPPORTED,
+                    "tensor '" + tensor.name +
+                        "' lives in host memory (TensorLocation::kHOST); this provider binds "
+                        "device memory only");
+    }
+    for (int32_t p = 0; p < num_profiles_; ++p) {
+      if (engine_->getTensorFormat(name, p) != nvinfer1::TensorFormat::kLINEAR) {
+        const char* format = engine_->getTensorFormatDesc(name, p);
+        return Status(TTE_ERROR_NOT_SUPPORTED,
+                      "tensor '" + tensor.name + "' uses TensorRT format '" +
+                          (format != nullptr ? format : "?") + "' in profile " +
+                          std::to_string(p) +
+                          "; only linear (contiguous row-major) I/O is supported: build the "
+                          "engine with linear I/O formats");
+      }
+    }
+    if (tensor.is_input) {
+      for (int32_t p = 0; p < num_profiles_; ++p) {
+        const nvinfer1::Dims min = engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kMIN);
+        const nvinfer1::Dims opt = engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kOPT);
+        const nvinfer1::Dims max = engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kMAX);
+        ShapeRange range;
+        if (min.nbDims == tensor.rank && opt.nbDims == tensor.rank && max.nbDims == tensor.rank) {
+          range = {to_vector(min), to_vector(opt), to_vector(max)};
+        } else if (is_static(shape)) {
+          // Engines without dynamic inputs may define no profile ranges.
+          range = {to_vector(shape), to_vector(shape), to_vector(shape)};
+        } else {
+          return Status(TTE_ERROR_INVALID_PROGRAM,
+                        "TensorRT gives dynamic input '" + tensor.name + "' (" + dims_text(shape) +
+                            ") no shape range in optimization profile " + std::to_string(p));
+        }
+        tensor.profiles.push_back(std::move(range));
+      }
+    }
+    io_.push_back(std::move(tensor));
+  }
+
+  for (IoTensor& tensor : io_) {
+    if (tensor.is_input) {
+      continue;
+    }
+    const char* input = aliased_input_of(*engine_, tensor.name.c_str());
+    if (input == nullptr || *input == '\0') {
+      continue;
+    }
+    const auto found = std::find_if(io_.begin(), io_.end(), [&](const IoTensor& candidate) {
+      return candidate.is_input && candidate.name == input;
+    });
+    if (found == io_.end()) {
+      return Status(TTE_ERROR_INVALID_PROGRAM, "TensorRT says output '" + tensor.name +
+                                                   "' aliases input '" + input +
+                                                   "', which the engine does not have");
+    }
+    tensor.aliased_input = static_cast<int32_t>(found - io_.begin());
+  }
+  return Status::Ok();
+}
+
+Status TensorRtEngine::refuse_data_dependent_outputs() {
+  // With shape tensors the output shapes depend on their values, unknown
+  // here; the backend refuses those engines anyway.
+  for (const IoTensor& tensor : io_) {
+    if (tensor.is_shape_tensor) {
+      return Status::Ok();
+    }
+  }
+  // A new context uses profile 0. An output whose shape TensorRT cannot tell
+  // from the input shapes alone is data-dependent: it needs an
+  // IOutputAllocator, which the backend's preallocated outputs cannot be.
+  for (const IoTensor& tensor : io_) {
+    if (!tensor.is_input) {
+      continue;
+    }
+    const std::vector<int64_t>& max = tensor.profiles.front().max;
+    nvinfer1::Dims dims{};
+    dims.nbDims = tensor.rank;
+    std::copy(max.begin(), max.end(), dims.d);
+    TensorRtLogger::clear_thread_error();
+    if (!context_->setInputShape(tensor.name.c_str(), dims)) {
+      return Status(TTE_ERROR_INVALID_PROGRAM,
+                    "TensorRT refused the largest shape " + dims_text(max) +
+                        " of profile 0 for input '" + tensor.name + "'" + tensorrt_reason());
+    }
+  }
+  for (const IoTensor& tensor : io_) {
+    if (tensor.is_input) {
+      continue;
+    }
+    const nvinfer1::Dims shape = context_->getTensorShape(tensor.name.c_str());
+    if (!is_static(shape)) {
+      return Status(TTE_ERROR_NOT_SUPPORTED,
+                    "output '" + tensor.name + "' has a data-dependent shape (" +
+                        dims_text(shape) +
+                        " with every input at its largest profile-0 shape): engines whose "
+                        "outputs need a TensorRT output allocator are not supported");
+    }
+  }
+  return Status::Ok();
+}
+
+Status TensorRtEngine::profile_shape(int32_t profile, int32_t input, int64_t* min_dims,
+                                     int64_t* opt_dims, int64_t* max_dims) const {
+  if (profile < 0 || profile >= num_profiles_) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "optimization profile " + std::to_string(profile) + " does not exist (the " +
+                      "engine has " + std::to_string(num_profiles_) + ")");
+  }
+  const IoTensor& tensor = io_[input];
+  if (!tensor.is_input) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "'" + tensor.name + "' is an output; profiles give ranges for inputs only");
+  }
+  const ShapeRange& range = tensor.profiles[profile];
+  std::copy(range.min.begin(), range.min.end(), min_dims);
+  std::copy(range.opt.begin(), range.opt.end(), opt_dims);
+  std::copy(range.max.begin(), range.max.end(), max_dims);
+  return Status::Ok();
+}
+
+Status TensorRtEngine::select_profile(int32_t profile, cudaStream_t stream) {
+  if (profile < 0 || profile >= num_profiles_) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "optimization profile " + std::to_string(profile) + " does not exist (the " +
+                      "engine has " + std::to_string(num_profiles_) + ")");
+  }
+  if (context_->getOptimizationProfile() == profile) {
+    return Status::Ok();
+  }
+  TensorRtLogger::clear_thread_error();
+  if (!context_->setOptimizationProfileAsync(profile, stream)) {
+    return Status(TTE_ERROR_RUNTIME, "TensorRT could not switch to optimization profile " +
+                                         std::to_string(profile) + tensorrt_reason());
+  }
+  return Status::Ok();
+}
+
+Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32_t rank) {
+  const IoTensor& tensor = io_[index];
+  if (!tensor.is_input) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "'" + tensor.name + "' is an output; only inputs take a shape");
+  }
+  if (rank != tensor.rank) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "input '" + tensor.name + "' has rank " + std::to_string(tensor.rank) +
+                      ", got shape " + dims_text(dims, rank) + " of rank " + std::to_string(rank));
+  }
+  nvinfer1::Dims shape{};
+  shape.nbDims = rank;
+  std::copy(dims, dims + rank, shape.d);
+  TensorRtLogger::clear_thread_error();
+  if (!context_->setInputShape(tensor.name.c_str(), shape)) {
+    const int32_t profile = std::max(0, context_->getOptimizationProfile());
+    const ShapeRange& range = tensor.profiles[profile];
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "TensorRT refused shape " + dims_text(dims, rank) + " for input '" +
+                      tensor.name + "': optimization profile " + std::to_string(profile) +
+                      " allows " + dims_text(range.min) + " to " + dims_text(range.max) +
+                      tensorrt_reason());
+  }
+  return Status::Ok();
+}
+
+Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capacity,
+                                    int32_t* out_rank) const {
+  const IoTensor& tensor = io_[index];
+  TensorRtLogger::clear_thread_error();
+  const nvinfer1::Dims shape = context_->getTensorShape(tensor.name.c_str());
+  if (shape.nbDims < 0) {
+    return Status(TTE_ERROR_INVALID_STATE, "the shape of '" + tensor.name +
+                                               "' is not known: set every input's shape first" +
+                                               tensorrt_reason());
+  }
+  if (!is_static(shape)) {
+    return Status(TTE_ERROR_NOT_SUPPORTED,
+                  "output '" + tensor.name + "' has a data-dependent shape " + dims_text(shape) +
+                      ": engines whose outputs need a TensorRT output allocator are not supported");
+  }
+  if (capacity < shape.nbDims) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "tensor '" + tensor.name + "' has rank " + std::to_string(shape.nbDims) +
+                      ", more than the " + std::to_string(capacity) + " dims given room");
+  }
+  std::copy(shape.d, shape.d + shape.nbDims, dims);
+  *out_rank = shape.nbDims;
+  return Status::Ok();
+}
+
+Status TensorRtEngine::set_tensor_address(int32_t index, void* address) {
+  const IoTensor& tensor = io_[index];
+  TensorRtLogger::clear_thread_error();
+  if (!context_->setTensorAddress(tensor.name.c_str(), address)) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "TensorRT refused the address of '" + tensor.name + "'" + tensorrt_reason());
+  }
+  return Status::Ok();
+}
+
+Status TensorRtEngine::enqueue(cudaStream_t stream) {
+  if (streams_weights_) {
+    // TensorRT: an engine streaming its weights enqueues synchronously and
+    // cannot be captured. Refused before TensorRT breaks the capture.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+        capture != cudaStreamCaptureStatusNone) {
+      return Status(TTE_ERROR_NOT_SUPPORTED,
+                    "this engine streams its weights, so TensorRT cannot enqueue it inside a "
+                    "CUDA graph capture; run it without CUDA graphs or without weight streaming");
+    }
+    cudaGetLastError();
+  }
+  TensorRtLogger::clear_thread_error();
+  if (!context_->enqueueV3(stream)) {
+    return Status(TTE_ERROR_RUNTIME, "TensorRT could not enqueue the engine" + tensorrt_reason());
+  }
+  return Status::Ok();
+}
+
+}  // namespace tte::native

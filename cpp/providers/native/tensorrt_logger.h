@@ -1,0 +1,47 @@
+// TensorRT's log routed to the host's log (ProviderEnvironment::log), with
+// TensorRT's severities mapped to ours. TensorRT reports why a call failed
+// only through its logger, so the last error of each thread is kept for the
+// provider's own error messages.
+#pragma once
+
+#include <NvInferRuntime.h>
+
+#include <string>
+
+#include "native_tensorrt_provider.h"
+
+namespace tte::native {
+
+class TensorRtLogger final : public nvinfer1::ILogger {
+ public:
+  explicit TensorRtLogger(const ProviderEnvironment& environment)
+      : environment_(environment) {}
+
+  void log(Severity severity, const char* message) noexcept override;
+
+  // The last error TensorRT logged on this thread since the last clear.
+  static void clear_thread_error();
+  static const std::string& thread_error();
+
+ private:
+  ProviderEnvironment environment_;
+};
+
+// A line of the provider's own, printf-style, through the host's log.
+void log_line(const ProviderEnvironment& environment, TteLogLevel level,
+              const char* file, int line, const char* format, ...)
+    __attribute__((format(printf, 5, 6)));
+
+// " (TensorRT: <last error>)" when TensorRT logged an error on this thread,
+// else "", to append to a failure message.
+std::string tensorrt_reason();
+
+}  // namespace tte::native
+
+#define TTE_NATIVE_LOG(environment, level, ...)                           \
+  do {                                                                    \
+    if ((environment).log_enabled(TTE_LOG_##level)) {                     \
+      ::tte::native::log_line((environment), TTE_LOG_##level, __FILE__,   \
+                              __LINE__, __VA_ARGS__);                     \
+    }                                                                     \
+  } while (0)

@@ -1,0 +1,26 @@
+// Process-wide counters behind tte_get_runtime_stats: what this library
+// copied and launched for callers. Relaxed atomics: they are statistics,
+// read by tests and benchmarks, never used for synchronization.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace tte {
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+struct RuntimeStats {
+  std::atomic<uint64_t> h2d_copies{0}, h2d_bytes{0};
+  std::atomic<uint64_t> d2h_copies{0}, d2h_bytes{0};
+  std::atomic<uint64_t> d2d_copies{0}, d2d_bytes{0};
+  std::atomic<uint64_t> enqueues{0};
+  std::atomic<uint64_t> graph_captures{0}, graph_replays{0}, graph_fallbacks{0};
+
+  static RuntimeStats& instance();
+
+  void record_copy(CopyKind kind, uint64_t bytes);
+  void reset();
+};
+
+}  // namespace tte

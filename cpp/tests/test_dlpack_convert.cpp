@@ -1,0 +1,128 @@
+#include "dlpack_convert.h"
+
+#include <gtest/gtest.h>
+
+namespace tte {
+namespace {
+
+DLTensor make_tensor(std::vector<int64_t>& shape, int64_t* strides) {
+  DLTensor tensor{};
+  tensor.device = DLDevice{kDLCPU, 0};
+  tensor.ndim = static_cast<int32_t>(shape.size());
+  tensor.dtype = DLDataType{kDLFloat, 32, 1};
+  tensor.shape = shape.data();
+  tensor.strides = strides;
+  return tensor;
+}
+
+TEST(DlpackConvert, EveryMappedTypeRoundTrips) {
+  const ScalarType types[] = {
+      ScalarType::Bool,        ScalarType::Byte,          ScalarType::Char,
+      ScalarType::Short,       ScalarType::Int,           ScalarType::Long,
+      ScalarType::Half,        ScalarType::Float,         ScalarType::Double,
+      ScalarType::BFloat16,    ScalarType::UInt16,        ScalarType::UInt32,
+      ScalarType::UInt64,      ScalarType::ComplexFloat,  ScalarType::ComplexDouble,
+      ScalarType::Float8_e5m2, ScalarType::Float8_e4m3fn,
+  };
+  for (ScalarType type : types) {
+    const std::optional<DLDataType> dtype = dlpack_from_scalar_type(type);
+    ASSERT_TRUE(dtype.has_value()) << scalar_type_name(type);
+    EXPECT_EQ(dtype->lanes, 1);
+    EXPECT_EQ(scalar_type_from_dlpack(*dtype), type) << scalar_type_name(type);
+  }
+}
+
+TEST(DlpackConvert, CommonTypesMapToTheirDlpackCodes) {
+  EXPECT_EQ(scalar_type_from_dlpack({kDLFloat, 32, 1}), ScalarType::Float);
+  EXPECT_EQ(scalar_type_from_dlpack({kDLFloat, 16, 1}), ScalarType::Half);
+  EXPECT_EQ(scalar_type_from_dlpack({kDLBfloat, 16, 1}), ScalarType::BFloat16);
+  EXPECT_EQ(scalar_type_from_dlpack({kDLInt, 64, 1}), ScalarType::Long);
+  EXPECT_EQ(scalar_type_from_dlpack({kDLInt, 8, 1}), ScalarType::Char);
+  EXPECT_EQ(scalar_type_from_dlpack({kDLUInt, 8, 1}), ScalarType::Byte);
+  EXPECT_EQ(scalar_type_from_dlpack({kDLBool, 8, 1}), ScalarType::Bool);
+}
+
+TEST(DlpackConvert, RejectsVectorAndUnknownTypes) {
+  EXPECT_FALSE(scalar_type_from_dlpack({kDLFloat, 32, 4}).has_value());
+  EXPECT_FALSE(scalar_type_from_dlpack({kDLFloat, 8, 1}).has_value());
+  EXPECT_FALSE(scalar_type_from_dlpack({kDLUInt, 1, 1}).has_value());
+  EXPECT_FALSE(scalar_type_from_dlpack({kDLOpaqueHandle, 64, 1}).has_value());
+  EXPECT_FALSE(dlpack_from_scalar_type(ScalarType::QInt8).has_value());
+  EXPECT_FALSE(dlpack_from_scalar_type(ScalarType::Bits16).has_value());
+}
+
+TEST(DlpackConvert, NamesReadLikeNumpy) {
+  EXPECT_EQ(scalar_type_name(ScalarType::Float), "float32");
+  EXPECT_EQ(scalar_type_name(ScalarType::Long), "int64");
+  EXPECT_EQ(scalar_type_name(ScalarType::QInt8), "ScalarType(12)");
+  EXPECT_EQ(dlpack_dtype_name({kDLInt, 64, 1}), "int64");
+  EXPECT_EQ(dlpack_dtype_name({kDLFloat, 16, 4}), "float16x4");
+  EXPECT_EQ(dlpack_dtype_name({kDLUInt, 1, 1}), "uint1");
+  EXPECT_EQ(dlpack_dtype_name({99, 8, 1}), "code 99 bits 8");
+}
+
+TEST(DlpackConvert, DenseStridesFollowTheDimOrder) {
+  EXPECT_EQ(dense_strides({2, 3, 4}, {}), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(dense_strides({2, 3, 4}, {0, 1, 2}), (std::vector<int64_t>{12, 4, 1}));
+  // Channels last for NCHW [2, 3, 4, 5]: dim order N, H, W, C.
+  EXPECT_EQ(dense_strides({2, 3, 4, 5}, {0, 2, 3, 1}), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_EQ(dense_strides({}, {}), std::vector<int64_t>{});
+}
+
+TEST(DlpackConvert, NullStridesAreRowMajor) {
+  std::vector<int64_t> shape{2, 3};
+  DLTensor tensor = make_tensor(shape, nullptr);
+  EXPECT_TRUE(strides_match(tensor, {3, 1}));
+  EXPECT_FALSE(strides_match(tensor, {1, 2}));
+}
+
+TEST(DlpackConvert, TransposedStridesDoNotMatch) {
+  std::vector<int64_t> shape{2, 3};
+  int64_t strides[] = {1, 2};
+  DLTensor tensor = make_tensor(shape, strides);
+  EXPECT_FALSE(strides_match(tensor, dense_strides({2, 3}, {})));
+}
+
+TEST(DlpackConvert, UnitDimsAndEmptyTensorsMatchAnyStride) {
+  std::vector<int64_t> shape{1, 3};
+  int64_t strides[] = {77, 1};
+  DLTensor tensor = make_tensor(shape, strides);
+  EXPECT_TRUE(strides_match(tensor, dense_strides({1, 3}, {})));
+
+  std::vector<int64_t> empty{0, 3};
+  int64_t odd[] = {5, 9};
+  DLTensor zero = make_tensor(empty, odd);
+  EXPECT_TRUE(strides_match(zero, dense_strides({0, 3}, {})));
+}
+
+TEST(DlpackConvert, RankMismatchNeverMatches) {
+  std::vector<int64_t> shape{6};
+  DLTensor tensor = make_tensor(shape, nullptr);
+  EXPECT_FALSE(strides_match(tensor, {3, 1}));
+}
+
+TEST(DlpackConvert, ElementCountChecksSignAndOverflow) {
+  const int64_t shape[] = {2, 3, 4};
+  EXPECT_EQ(element_count(shape, 3), 24u);
+  EXPECT_EQ(element_count(shape, 0), 1u);
+  const int64_t negative[] = {2, -1};
+  EXPECT_FALSE(element_count(negative, 2).has_value());
+  const int64_t huge[] = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_FALSE(element_count(huge, 2).has_value());
+  const int64_t with_zero[] = {int64_t{1} << 62, 0, int64_t{1} << 62};
+  EXPECT_EQ(element_count(with_zero, 3), 0u);
+}
+
+TEST(DlpackConvert, MemorySpaces) {
+  EXPECT_EQ(memory_space(kDLCPU), MemorySpace::kHost);
+  EXPECT_EQ(memory_space(kDLCUDAHost), MemorySpace::kHost);
+  EXPECT_EQ(memory_space(kDLCUDA), MemorySpace::kDevice);
+  EXPECT_EQ(memory_space(kDLCUDAManaged), MemorySpace::kDevice);
+  EXPECT_EQ(memory_space(kDLROCM), MemorySpace::kUnsupported);
+  EXPECT_EQ(device_name({kDLCUDA, 1}), "cuda:1");
+  EXPECT_EQ(device_name({kDLCPU, 0}), "cpu");
+  EXPECT_EQ(device_name({kDLOpenCL, 2}), "device type 4:2");
+}
+
+}  // namespace
+}  // namespace tte

@@ -1,0 +1,701 @@
+// The Program C API end to end: programs packed by the Python packer from
+// test-engine plans (tests/fixtures/make_cpp_fixtures.py), run by the
+// test-host provider through the built plugin.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "torch_tensorrt_executorch/c_api.h"
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(TTE_CPP_FIXTURE_DIR) + "/" + name; }
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(file)),
+                              std::istreambuf_iterator<char>());
+}
+
+// Owns a TteProgram.
+class Program {
+ public:
+  Program() = default;
+  explicit Program(TteProgram* handle) : handle_(handle) {}
+  ~Program() { tte_program_close(handle_); }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  TteProgram* get() const { return handle_; }
+  TteProgram** out() { return &handle_; }
+
+ private:
+  TteProgram* handle_ = nullptr;
+};
+
+// A host tensor the test owns, seen as a DLTensor.
+template <typename T>
+struct HostTensor {
+  HostTensor(std::vector<int64_t> dims, std::vector<T> values, DLDataType type)
+      : shape(std::move(dims)), data(std::move(values)) {
+    tensor.data = data.empty() ? nullptr : data.data();
+    tensor.device = DLDevice{kDLCPU, 0};
+    tensor.ndim = static_cast<int32_t>(shape.size());
+    tensor.dtype = type;
+    tensor.shape = shape.data();
+  }
+  TteInput input() const {
+    TteInput in{};
+    in.tag = TTE_VALUE_TENSOR;
+    in.tensor = &tensor;
+    return in;
+  }
+  std::vector<int64_t> shape;
+  std::vector<T> data;
+  DLTensor tensor{};
+};
+
+HostTensor<float> float_tensor(std::vector<int64_t> shape, float first = 0) {
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
+  return HostTensor<float>(std::move(shape), std::move(values), DLDataType{kDLFloat, 32, 1});
+}
+
+// Releases every tensor output.
+struct Outputs {
+  explicit Outputs(size_t count) : values(count) {}
+  ~Outputs() { release(); }
+  void release() {
+    for (TteOutput& out : values) {
+      if (out.tensor != nullptr) out.tensor->deleter(out.tensor);
+      out = TteOutput{};
+    }
+  }
+  std::vector<float> floats(size_t i) const {
+    const DLTensor& t = values[i].tensor->dl_tensor;
+    size_t count = 1;
+    for (int32_t d = 0; d < t.ndim; ++d) count *= static_cast<size_t>(t.shape[d]);
+    const float* p = reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset);
+    return std::vector<float>(p, p + count);
+  }
+  std::vector<int64_t> shape(size_t i) const {
+    const DLTensor& t = values[i].tensor->dl_tensor;
+    return std::vector<int64_t>(t.shape, t.shape + t.ndim);
+  }
+  std::vector<TteOutput> values;
+};
+
+class ProgramApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    TteError error{};
+    // Registered once per process; a second load reports the name as taken.
+    const TteStatus status =
+        tte_load_engine_provider_library(TTE_TEST_HOST_PROVIDER, TTE_PROVIDER_OTHER, &error);
+    ASSERT_TRUE(status == TTE_OK || tte_num_engine_providers() > 0) << error.message;
+  }
+
+  void open(Program& program, const std::string& name, const TteProgramOptions* options = nullptr) {
+    TteError error{};
+    ASSERT_EQ(tte_program_open_file(fixture(name).c_str(), options, program.out(), &error), TTE_OK)
+        << error.message;
+  }
+
+  // Runs a one-input method; returns the status, message in `message`.
+  TteStatus run(Program& program, const DLTensor& tensor, Outputs& outputs, int copy = 1,
+                std::string* message = nullptr, const char* method = "forward") {
+    TteInput in{};
+    in.tag = TTE_VALUE_TENSOR;
+    in.tensor = &tensor;
+    TteError error{};
+    const TteStatus status = tte_program_run(program.get(), method, &in, 1, copy,
+                                             outputs.values.data(), outputs.values.size(), &error);
+    if (message != nullptr) *message = error.message;
+    if (status != TTE_OK) {
+      EXPECT_EQ(error.code, status);
+      EXPECT_STREQ(tte_program_last_error(program.get()), error.message);
+    }
+    return status;
+  }
+};
+
+TEST_F(ProgramApi, ListsMethods) {
+  Program program;
+  open(program, "two_methods.pte");
+  size_t count = 0;
+  ASSERT_EQ(tte_program_num_methods(program.get(), &count, nullptr), TTE_OK);
+  ASSERT_EQ(count, 2u);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    ASSERT_EQ(tte_program_method_name(program.get(), i, &name, nullptr), TTE_OK);
+    names.emplace_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"forward", "plus_two"}));
+  const char* name = nullptr;
+  TteError error{};
+  EXPECT_EQ(tte_program_method_name(program.get(), 2, &name, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("out of range"), std::string::npos);
+}
+
+TEST_F(ProgramApi, InputAndOutputMetadata) {
+  Program program;
+  open(program, "add_one.pte");
+  size_t inputs = 0, outputs = 0;
+  ASSERT_EQ(tte_program_method_io_count(program.get(), "forward", &inputs, &outputs, nullptr), TTE_OK);
+  EXPECT_EQ(inputs, 1u);
+  EXPECT_EQ(outputs, 1u);
+  TteValueInfo info{};
+  TteError error{};
+  ASSERT_EQ(tte_program_input_info(program.get(), "forward", 0, &info, &error), TTE_OK)
+      << error.message;
+  EXPECT_EQ(info.tag, TTE_VALUE_TENSOR);
+  EXPECT_EQ(info.scalar_type, 6);  // Float
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.sizes[0], 2);
+  EXPECT_EQ(info.sizes[1], 4);
+  EXPECT_EQ(info.is_memory_planned, 1);
+  EXPECT_EQ(info.nbytes, 32u);
+  EXPECT_EQ(info.device_type, TTE_DEVICE_CPU);
+  EXPECT_EQ(info.device_index, 0);
+  ASSERT_EQ(tte_program_output_info(program.get(), "forward", 0, &info, &error), TTE_OK);
+  EXPECT_EQ(info.scalar_type, 6);
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(tte_program_input_info(program.get(), "forward", 1, &info, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("has 1 inputs"), std::string::npos) << error.message;
+}
+
+TEST_F(ProgramApi, DynamicDimsReportTheirUpperBound) {
+  Program program;
+  open(program, "add_one_dynamic.pte");
+  TteValueInfo info{};
+  ASSERT_EQ(tte_program_input_info(program.get(), "forward", 0, &info, nullptr), TTE_OK);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.sizes[0], 8);
+  EXPECT_EQ(info.sizes[1], 4);
+}
+
+TEST_F(ProgramApi, DeviceResidentIoIsTaggedCuda) {
+  Program program;
+  open(program, "device_resident.pte");
+  TteValueInfo info{};
+  ASSERT_EQ(tte_program_input_info(program.get(), "forward", 0, &info, nullptr), TTE_OK);
+  EXPECT_EQ(info.is_memory_planned, 0);
+  EXPECT_EQ(info.device_type, TTE_DEVICE_CUDA);
+  EXPECT_EQ(info.device_index, 0);
+}
+
+TEST_F(ProgramApi, RunReturnsOwnedCopies) {
+  Program program;
+  open(program, "add_one.pte");
+  auto x = float_tensor({2, 4});
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_OK) << message;
+  ASSERT_EQ(outputs.values[0].tag, TTE_VALUE_TENSOR);
+  const DLManagedTensorVersioned* y = outputs.values[0].tensor;
+  EXPECT_EQ(y->version.major, 1u);
+  EXPECT_EQ(y->version.minor, 0u);
+  EXPECT_TRUE(y->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+  EXPECT_EQ(y->dl_tensor.device.device_type, kDLCPU);
+  EXPECT_EQ(y->dl_tensor.dtype.code, kDLFloat);
+  EXPECT_EQ(y->dl_tensor.dtype.bits, 32);
+  EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+
+  // A copy outlives later runs.
+  Outputs second(1);
+  auto x2 = float_tensor({2, 4}, 100);
+  ASSERT_EQ(run(program, x2.tensor, second, 1), TTE_OK);
+  EXPECT_EQ(outputs.floats(0)[0], 1.0f);
+  EXPECT_EQ(second.floats(0)[0], 101.0f);
+  EXPECT_NE(outputs.values[0].tensor->dl_tensor.data, second.values[0].tensor->dl_tensor.data);
+}
+
+TEST_F(ProgramApi, ViewsShowTheProgramsMemory) {
+  Program program;
+  open(program, "add_one.pte");
+  auto x = float_tensor({2, 4});
+  Outputs first(1);
+  ASSERT_EQ(run(program, x.tensor, first, 0), TTE_OK);
+  EXPECT_FALSE(first.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+  EXPECT_EQ(first.floats(0)[0], 1.0f);
+  auto x2 = float_tensor({2, 4}, 10);
+  Outputs second(1);
+  ASSERT_EQ(run(program, x2.tensor, second, 0), TTE_OK);
+  // Same memory, overwritten by the next run.
+  EXPECT_EQ(first.values[0].tensor->dl_tensor.data, second.values[0].tensor->dl_tensor.data);
+  EXPECT_EQ(first.floats(0)[0], 11.0f);
+}
+
+TEST_F(ProgramApi, OpenFromBufferKeepsItsOwnCopy) {
+  std::vector<uint8_t> bytes = read_bytes(fixture("add_one.pte"));
+  ASSERT_FALSE(bytes.empty());
+  Program program;
+  TteError error{};
+  ASSERT_EQ(tte_program_open_buffer(bytes.data(), bytes.size(), nullptr, program.out(), &error),
+            TTE_OK)
+      << error.message;
+  std::fill(bytes.begin(), bytes.end(), 0);
+  bytes.clear();
+  bytes.shrink_to_fit();
+  auto x = float_tensor({2, 4});
+  Outputs outputs(1);
+  ASSERT_EQ(run(program, x.tensor, outputs), TTE_OK);
+  EXPECT_EQ(outputs.floats(0)[7], 8.0f);
+}
+
+TEST_F(ProgramApi, DynamicShapeWithinBounds) {
+  Program program;
+  open(program, "add_one_dynamic.pte");
+  auto x = float_tensor({3, 4});
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(outputs.floats(0)[11], 12.0f);
+  auto too_big = float_tensor({9, 4});
+  Outputs none(1);
+  ASSERT_EQ(run(program, too_big.tensor, none, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("input 0: shape [9, 4] exceeds the upper bounds [8, 4]"), std::string::npos)
+      << message;
+}
+
+TEST_F(ProgramApi, ZeroSizeTensors) {
+  Program program;
+  open(program, "add_one_zero.pte");
+  auto x = float_tensor({0, 4});
+  for (int copy : {1, 0}) {
+    Outputs outputs(1);
+    std::string message;
+    ASSERT_EQ(run(program, x.tensor, outputs, copy, &message), TTE_OK) << message;
+    EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{0, 4}));
+  }
+}
+
+TEST_F(ProgramApi, WrongDtypeNamesBoth) {
+  Program program;
+  open(program, "add_one.pte");
+  HostTensor<int64_t> x({2, 4}, std::vector<int64_t>(8, 1), DLDataType{kDLInt, 64, 1});
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("input 0: expected float32, got int64"), std::string::npos) << message;
+  EXPECT_EQ(outputs.values[0].tag, TTE_VALUE_NONE);
+}
+
+TEST_F(ProgramApi, WrongRankAndStaticShape) {
+  Program program;
+  open(program, "add_one.pte");
+  std::string message;
+  auto flat = float_tensor({8});
+  Outputs outputs(1);
+  ASSERT_EQ(run(program, flat.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("expected rank 2 (shape [2, 4]), got rank 1"), std::string::npos) << message;
+  auto wide = float_tensor({2, 5});
+  ASSERT_EQ(run(program, wide.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("expected shape [2, 4], got [2, 5]"), std::string::npos) << message;
+}
+
+TEST_F(ProgramApi, NonContiguousInputIsRefused) {
+  Program program;
+  open(program, "add_one.pte");
+  auto x = float_tensor({2, 4});
+  int64_t strides[] = {1, 2};
+  x.tensor.strides = strides;
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("input 0 is not contiguous (strides [1, 2], expected [4, 1]"),
+            std::string::npos)
+      << message;
+  // Explicit row-major strides are fine.
+  int64_t row_major[] = {4, 1};
+  x.tensor.strides = row_major;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_OK) << message;
+}
+
+TEST_F(ProgramApi, ByteOffsetIsHonoured) {
+  Program program;
+  open(program, "add_one.pte");
+  auto storage = float_tensor({3, 4});  // values 0..11
+  DLTensor x = storage.tensor;
+  int64_t shape[] = {2, 4};
+  x.shape = shape;
+  x.byte_offset = 4 * sizeof(float);  // start at the second row
+  Outputs outputs(1);
+  ASSERT_EQ(run(program, x, outputs), TTE_OK);
+  EXPECT_EQ(outputs.floats(0), (std::vector<float>{5, 6, 7, 8, 9, 10, 11, 12}));
+}
+
+TEST_F(ProgramApi, UnsupportedDeviceAndNullData) {
+  Program program;
+  open(program, "add_one.pte");
+  auto x = float_tensor({2, 4});
+  x.tensor.device = DLDevice{kDLVulkan, 0};
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(message.find("input 0 is on device type 7:0"), std::string::npos) << message;
+  x.tensor.device = DLDevice{kDLCPU, 0};
+  x.tensor.data = nullptr;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(message.find("NULL data"), std::string::npos) << message;
+}
+
+TEST_F(ProgramApi, InputAndOutputCountsAreChecked) {
+  Program program;
+  open(program, "add_one.pte");
+  Outputs outputs(1);
+  TteError error{};
+  EXPECT_EQ(tte_program_run(program.get(), "forward", nullptr, 0, 1, outputs.values.data(), 1, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("takes 1 inputs, got 0"), std::string::npos)
+      << error.message;
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  Outputs two(2);
+  EXPECT_EQ(tte_program_run(program.get(), "forward", &in, 1, 1, two.values.data(), 2, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("returns 1 outputs"), std::string::npos)
+      << error.message;
+  TteInput scalar{};
+  scalar.tag = TTE_VALUE_INT;
+  EXPECT_EQ(tte_program_run(program.get(), "forward", &scalar, 1, 1, outputs.values.data(), 1, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("expected a tensor, got int"), std::string::npos)
+      << error.message;
+}
+
+TEST_F(ProgramApi, UnknownMethod) {
+  Program program;
+  open(program, "add_one.pte");
+  auto x = float_tensor({2, 4});
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message, "backward"), TTE_ERROR_NOT_FOUND);
+  EXPECT_NE(message.find("no method 'backward' (it has 'forward')"), std::string::npos) << message;
+  TteError error{};
+  EXPECT_EQ(tte_program_load_method(program.get(), "backward", &error), TTE_ERROR_NOT_FOUND);
+  size_t in = 0, out = 0;
+  EXPECT_EQ(tte_program_method_io_count(program.get(), "backward", &in, &out, &error),
+            TTE_ERROR_NOT_FOUND);
+}
+
+TEST_F(ProgramApi, SeveralMethodsAndChainedDelegates) {
+  Program program;
+  open(program, "two_methods.pte");
+  auto x = float_tensor({3});
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, outputs, 1, &message, "plus_two"), TTE_OK) << message;
+  EXPECT_EQ(outputs.floats(0), (std::vector<float>{2, 3, 4}));
+  auto y = float_tensor({2, 4});
+  Outputs forward(1);
+  ASSERT_EQ(run(program, y.tensor, forward, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(forward.floats(0)[0], 1.0f);
+}
+
+TEST_F(ProgramApi, SeveralInputsAndDtypes) {
+  Program program;
+  open(program, "identity.pte");
+  auto a = float_tensor({3});
+  HostTensor<int64_t> b({2, 2}, {1, -2, 3, -4}, DLDataType{kDLInt, 64, 1});
+  HostTensor<uint8_t> c({5}, {9, 8, 7, 6, 5}, DLDataType{kDLUInt, 8, 1});
+  TteInput inputs[] = {a.input(), b.input(), c.input()};
+  Outputs outputs(3);
+  TteError error{};
+  ASSERT_EQ(tte_program_run(program.get(), "forward", inputs, 3, 1, outputs.values.data(), 3, &error),
+            TTE_OK)
+      << error.message;
+  EXPECT_EQ(outputs.floats(0), (std::vector<float>{0, 1, 2}));
+  const DLTensor& out_b = outputs.values[1].tensor->dl_tensor;
+  EXPECT_EQ(out_b.dtype.code, kDLInt);
+  EXPECT_EQ(out_b.dtype.bits, 64);
+  EXPECT_EQ(static_cast<const int64_t*>(out_b.data)[3], -4);
+  const DLTensor& out_c = outputs.values[2].tensor->dl_tensor;
+  EXPECT_EQ(out_c.dtype.code, kDLUInt);
+  EXPECT_EQ(static_cast<const uint8_t*>(out_c.data)[0], 9);
+}
+
+TEST_F(ProgramApi, ProviderErrorsReachTheCaller) {
+  Program program;
+  open(program, "enqueue_fails.pte");
+  auto x = float_tensor({2, 4});
+  Outputs outputs(1);
+  std::string message;
+  ASSERT_NE(run(program, x.tensor, outputs, 1, &message), TTE_OK);
+  EXPECT_NE(message.find("executing method 'forward' failed"), std::string::npos) << message;
+  EXPECT_NE(message.find("test engine told to fail"), std::string::npos) << message;
+  EXPECT_EQ(outputs.values[0].tag, TTE_VALUE_NONE);
+}
+
+TEST_F(ProgramApi, ExternalDataFromPathOrBuffer) {
+  auto x = float_tensor({2, 4});
+  {
+    const std::string ptd = fixture("external.ptd");
+    const char* paths[] = {ptd.c_str()};
+    TteProgramOptions options{};
+    options.struct_size = sizeof(options);
+    options.data_paths = paths;
+    options.num_data_paths = 1;
+    Program program;
+    open(program, "external.pte", &options);
+    Outputs outputs(1);
+    std::string message;
+    ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_OK) << message;
+    EXPECT_EQ(outputs.floats(0), (std::vector<float>{2, 4, 6, 8, 10, 12, 14, 16}));
+  }
+  {
+    const std::vector<uint8_t> ptd = read_bytes(fixture("external.ptd"));
+    TteBuffer buffer{ptd.data(), ptd.size()};
+    TteProgramOptions options{};
+    options.struct_size = sizeof(options);
+    options.data_buffers = &buffer;
+    options.num_data_buffers = 1;
+    const std::vector<uint8_t> pte = read_bytes(fixture("external.pte"));
+    Program program;
+    TteError error{};
+    ASSERT_EQ(tte_program_open_buffer(pte.data(), pte.size(), &options, program.out(), &error),
+              TTE_OK)
+        << error.message;
+    Outputs outputs(1);
+    std::string message;
+    ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_OK) << message;
+    EXPECT_EQ(outputs.floats(0)[7], 16.0f);
+  }
+}
+
+TEST_F(ProgramApi, MissingExternalData) {
+  {
+    Program program;
+    open(program, "external.pte");
+    TteError error{};
+    EXPECT_NE(tte_program_load_method(program.get(), "forward", &error), TTE_OK);
+    EXPECT_NE(std::string(error.message).find("cannot load method 'forward'"), std::string::npos)
+        << error.message;
+  }
+  const std::string missing = fixture("no_such_file.ptd");
+  const char* paths[] = {missing.c_str()};
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.data_paths = paths;
+  options.num_data_paths = 1;
+  Program program;
+  TteError error{};
+  EXPECT_EQ(tte_program_open_file(fixture("external.pte").c_str(), &options, program.out(), &error),
+            TTE_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(error.message).find("cannot open data file"), std::string::npos)
+      << error.message;
+  EXPECT_EQ(program.get(), nullptr);
+}
+
+TEST_F(ProgramApi, MissingAndNonProgramFiles) {
+  Program program;
+  TteError error{};
+  EXPECT_EQ(tte_program_open_file(fixture("nope.pte").c_str(), nullptr, program.out(), &error),
+            TTE_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(error.message).find("cannot open program"), std::string::npos);
+  EXPECT_EQ(program.get(), nullptr);
+  const char text[] = "this is not an ExecuTorch program, just some text that is long enough";
+  EXPECT_EQ(tte_program_open_buffer(text, sizeof(text), nullptr, program.out(), &error),
+            TTE_ERROR_INVALID_PROGRAM);
+  EXPECT_NE(std::string(error.message).find("not a valid ExecuTorch program"), std::string::npos)
+      << error.message;
+}
+
+// Opens `bytes`, loads and runs forward with a [2, 4] float input; returns
+// whether everything succeeded. Failing is fine; crashing is not.
+bool open_load_run(const std::vector<uint8_t>& bytes) {
+  TteProgram* handle = nullptr;
+  if (tte_program_open_buffer(bytes.data(), bytes.size(), nullptr, &handle, nullptr) != TTE_OK) {
+    return false;
+  }
+  Program program(handle);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  Outputs outputs(1);
+  return tte_program_load_method(handle, "forward", nullptr) == TTE_OK &&
+         tte_program_run(handle, "forward", &in, 1, 1, outputs.values.data(), 1, nullptr) == TTE_OK;
+}
+
+TEST_F(ProgramApi, TruncatedProgramsFailWithoutCrashing) {
+  const std::vector<uint8_t> bytes = read_bytes(fixture("add_one.pte"));
+  ASSERT_TRUE(open_load_run(bytes));
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    const std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + size);
+    EXPECT_FALSE(open_load_run(truncated)) << "a program truncated to " << size << " of "
+                                           << bytes.size() << " bytes ran";
+  }
+}
+
+TEST_F(ProgramApi, CorruptProgramsDoNotCrash) {
+  const std::vector<uint8_t> bytes = read_bytes(fixture("add_one.pte"));
+  size_t failed = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<uint8_t> damaged = bytes;
+    damaged[i] ^= 0xff;
+    failed += open_load_run(damaged) ? 0 : 1;
+  }
+  // Most bytes matter; flipping the file identifier always does.
+  EXPECT_GT(failed, bytes.size() / 2);
+  std::vector<uint8_t> bad_magic = bytes;
+  bad_magic[4] = 'X';
+  EXPECT_FALSE(open_load_run(bad_magic));
+}
+
+TEST_F(ProgramApi, DescribeJsonListsMethodsAndDelegates) {
+  Program program;
+  open(program, "two_methods.pte");
+  TteError error{};
+  ASSERT_EQ(tte_program_load_method(program.get(), "plus_two", &error), TTE_OK) << error.message;
+  char* text = nullptr;
+  ASSERT_EQ(tte_program_describe_json(program.get(), &text, &error), TTE_OK) << error.message;
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  tte_free_string(text);
+  ASSERT_EQ(doc["methods"].size(), 2u);
+  for (const auto& method : doc["methods"]) {
+    EXPECT_EQ(method["backends"], nlohmann::json::array({"TensorRTBackend"}));
+    EXPECT_EQ(method["inputs"][0]["dtype"], "float32");
+    EXPECT_EQ(method["inputs"][0]["tag"], "tensor");
+    if (method["name"] == "plus_two") {
+      EXPECT_TRUE(method["loaded"].get<bool>());
+      EXPECT_EQ(method["inputs"][0]["device"], "cpu");
+      ASSERT_EQ(method["delegates"].size(), 2u) << method.dump();
+      const auto& first = method["delegates"][0];
+      EXPECT_EQ(first["provider"], "test-host");
+      EXPECT_EQ(first["blob"]["io_bindings"][0]["name"], "x") << first.dump();
+      EXPECT_EQ(method["delegates"][1]["blob"]["io_bindings"][0]["name"], "y");
+    } else {
+      EXPECT_FALSE(method["loaded"].get<bool>());
+      EXPECT_TRUE(method["inputs"][0]["device"].is_null());
+      EXPECT_TRUE(method["delegates"].empty());
+    }
+  }
+}
+
+TEST_F(ProgramApi, BackendOptionsReachTheBackend) {
+  TteBackendOption option{};
+  option.backend = "TensorRTBackend";
+  option.key = "provider";
+  option.type = TTE_OPTION_STRING;
+  option.string_value = "no-such-provider";
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.backend_options = &option;
+  options.num_backend_options = 1;
+  Program program;
+  open(program, "add_one.pte", &options);
+  TteError error{};
+  EXPECT_NE(tte_program_load_method(program.get(), "forward", &error), TTE_OK);
+  EXPECT_NE(std::string(error.message).find("no-such-provider"), std::string::npos) << error.message;
+
+  option.string_value = "test-host";
+  Program named;
+  open(named, "add_one.pte", &options);
+  EXPECT_EQ(tte_program_load_method(named.get(), "forward", &error), TTE_OK) << error.message;
+}
+
+TEST_F(ProgramApi, BadBackendOptionsAreRefusedAtOpen) {
+  TteBackendOption option{};
+  option.backend = "TensorRTBackend";
+  option.key = "weight_streaming_budget";
+  option.type = TTE_OPTION_INT;
+  option.int_value = int64_t{1} << 40;
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.backend_options = &option;
+  options.num_backend_options = 1;
+  Program program;
+  TteError error{};
+  EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("pass it as a decimal string"), std::string::npos)
+      << error.message;
+  options.struct_size = 4;
+  EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(ProgramApi, DevicePlannedProgramNeedsAGpu) {
+  if (tte_cuda_device_count() > 0) {
+    GTEST_SKIP() << "a CUDA device is present; the GPU tests cover device-planned programs";
+  }
+  Program program;
+  open(program, "device_planned.pte");
+  TteError error{};
+  EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error), TTE_ERROR_NO_DEVICE);
+  EXPECT_NE(std::string(error.message).find("plans"), std::string::npos) << error.message;
+  EXPECT_NE(std::string(error.message).find("target_device=cuda:0"), std::string::npos)
+      << error.message;
+  EXPECT_NE(std::string(error.message).find("no CUDA device"), std::string::npos) << error.message;
+}
+
+TEST_F(ProgramApi, EtdumpNeedsToBeEnabled) {
+  Program program;
+  open(program, "add_one.pte");
+  TteError error{};
+  EXPECT_EQ(tte_program_write_etdump(program.get(), "unused.etdp", &error), TTE_ERROR_INVALID_STATE);
+
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.enable_etdump = 1;
+  Program traced;
+  open(traced, "add_one.pte", &options);
+  auto x = float_tensor({2, 4});
+  Outputs outputs(1);
+  ASSERT_EQ(run(traced, x.tensor, outputs), TTE_OK);
+  const std::string path = ::testing::TempDir() + "tte_program_api.etdp";
+  ASSERT_EQ(tte_program_write_etdump(traced.get(), path.c_str(), &error), TTE_OK) << error.message;
+  EXPECT_GT(read_bytes(path).size(), 16u);
+  std::remove(path.c_str());
+  // Recording goes on after a write.
+  ASSERT_EQ(run(traced, x.tensor, outputs), TTE_OK);
+  ASSERT_EQ(tte_program_write_etdump(traced.get(), path.c_str(), &error), TTE_OK) << error.message;
+  std::remove(path.c_str());
+}
+
+TEST_F(ProgramApi, ConcurrentRunsOnOneProgramAreSerialized) {
+  Program program;
+  open(program, "add_one.pte");
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        auto x = float_tensor({2, 4}, static_cast<float>(t * 1000 + i));
+        TteInput in = x.input();
+        Outputs outputs(1);
+        if (tte_program_run(program.get(), "forward", &in, 1, 1, outputs.values.data(), 1,
+                            nullptr) != TTE_OK ||
+            outputs.floats(0)[0] != static_cast<float>(t * 1000 + i + 1)) {
+          ++failures[t];
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
+}
+
+TEST_F(ProgramApi, NullArgumentsAreErrors) {
+  TteError error{};
+  EXPECT_EQ(tte_program_open_file(nullptr, nullptr, nullptr, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tte_program_num_methods(nullptr, nullptr, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(tte_program_last_error(nullptr), "");
+  tte_program_close(nullptr);
+}
+
+}  // namespace

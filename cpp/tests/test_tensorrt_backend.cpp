@@ -1,0 +1,612 @@
+// TensorRTBackend driven as ExecuTorch drives it, with host-memory engines of
+// a fake provider: what every call checks and the message a user gets when a
+// check fails, output resizing, profiles, aliasing, load options, and
+// concurrency.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <executorch/runtime/backend/options.h>
+
+#include "delegate_harness.h"
+
+namespace tte_test {
+namespace {
+
+using et::Error;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// y = x + 1 on [1..8, 4] float32 inputs.
+std::vector<uint8_t> add_one_blob(int device_id = 0) {
+  FakeEngineSpec spec;
+  spec.tensors = {input("x", {1, 4}, {8, 4}), output_like("y", 0)};
+  spec.op = Op::kAddOne;
+  return make_blob(blob_metadata({"x"}, {"y"}, device_id), fake_plan(spec));
+}
+
+class Backend : public testing::Test {
+ protected:
+  FakeProvider provider_{"fake-host"};
+};
+
+TEST_F(Backend, IsRegisteredAndAvailable) {
+  ASSERT_NE(backend(), nullptr);
+  EXPECT_TRUE(backend()->is_available());
+}
+
+TEST_F(Backend, RunsAnEngine) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  EXPECT_TRUE(delegate.freed_during_init()) << "the blob is freed once the engine is loaded";
+  OwnedTensor x(ScalarType::Float, {2, 4});
+  OwnedTensor y(ScalarType::Float, {2, 4});
+  x.fill(0);
+  ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(y.data<float>()[i], i + 1.0f);
+  EXPECT_EQ(provider_.state().enqueues.load(), 1);
+  EXPECT_EQ(provider_.state().last_stream.load(), nullptr) << "host providers get no stream";
+}
+
+TEST_F(Backend, ChecksTheArgumentCount) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {2, 4});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&x}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "expected 2 arguments (1 inputs + 1 outputs), got 1"))
+      << log.text();
+}
+
+TEST_F(Backend, RefusesANonTensorArgument) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor y(ScalarType::Float, {2, 4});
+  et::EValue number(int64_t{3});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute_values({&number, y.value()}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "argument 0 (input 'x') is not a tensor")) << log.text();
+}
+
+TEST_F(Backend, ChecksDtypes) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Long, {2, 4});
+  OwnedTensor y(ScalarType::Float, {2, 4});
+  {
+    StderrCapture log;
+    EXPECT_EQ(delegate.execute({&x, &y}), Error::InvalidArgument);
+    EXPECT_TRUE(contains(log.text(), "input 'x': expected float32, got int64")) << log.text();
+  }
+  OwnedTensor good_x(ScalarType::Float, {2, 4});
+  OwnedTensor half_y(ScalarType::Half, {2, 4});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&good_x, &half_y}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "output 'y': expected float32, got float16")) << log.text();
+  EXPECT_EQ(provider_.state().enqueues.load(), 0);
+}
+
+TEST_F(Backend, ChecksRank) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {2, 4, 1});
+  OwnedTensor y(ScalarType::Float, {2, 4});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&x, &y}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "input 'x': expected rank 2, got rank 3 (shape [2, 4, 1])"))
+      << log.text();
+}
+
+TEST_F(Backend, RefusesANonDefaultDimOrder) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {4, 4});
+  OwnedTensor y(ScalarType::Float, {4, 4});
+  x.dim_order() = {1, 0};
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&x, &y}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "input 'x': expected a contiguous tensor")) << log.text();
+}
+
+TEST_F(Backend, ChecksDimsAgainstTheProfile) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {9, 4});
+  OwnedTensor y(ScalarType::Float, {9, 4});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&x, &y}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "input 'x' has shape [9, 4], allowed [1..8, 4]")) << log.text();
+}
+
+TEST_F(Backend, PicksTheProfileThatFits) {
+  FakeEngineSpec spec;
+  FakeTensor x = input("x", {1, 4}, {4, 4});
+  x.min.push_back({5, 4});
+  x.max.push_back({16, 4});
+  spec.tensors = {x, output_like("y", 0)};
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec))), Error::Ok);
+  auto run = [&](int rows) {
+    OwnedTensor in(ScalarType::Float, {rows, 4});
+    OwnedTensor out(ScalarType::Float, {rows, 4});
+    in.fill(0);
+    EXPECT_EQ(delegate.execute({&in, &out}), Error::Ok) << rows;
+    EXPECT_EQ(out.data<float>()[rows * 4 - 1], rows * 4.0f);
+  };
+  run(3);
+  EXPECT_EQ(provider_.state().last_profile.load(), 0);
+  run(12);
+  EXPECT_EQ(provider_.state().last_profile.load(), 1);
+  const int selects = provider_.state().select_profiles.load();
+  run(10);
+  EXPECT_EQ(provider_.state().select_profiles.load(), selects) << "same profile: no reselect";
+  run(2);
+  EXPECT_EQ(provider_.state().last_profile.load(), 0);
+
+  OwnedTensor in(ScalarType::Float, {17, 4});
+  OwnedTensor out(ScalarType::Float, {17, 4});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&in, &out}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "profile 0: input 'x' has shape [17, 4], allowed [1..4, 4]"))
+      << log.text();
+  EXPECT_TRUE(contains(log.text(), "profile 1: input 'x' has shape [17, 4], allowed [5..16, 4]"))
+      << log.text();
+}
+
+TEST_F(Backend, ResizesOutputsToTheEngineShape) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  // ExecuTorch allocates dynamic outputs at their upper bound.
+  OwnedTensor y(ScalarType::Float, {8, 4});
+  for (int rows : {3, 8, 1}) {
+    OwnedTensor x(ScalarType::Float, {rows, 4});
+    x.fill(10);
+    ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+    EXPECT_EQ(y.sizes(), (std::vector<int32_t>{rows, 4}));
+    EXPECT_EQ(y.data<float>()[rows * 4 - 1], 10.0f + rows * 4);
+  }
+}
+
+TEST_F(Backend, SaysWhenAnOutputCannotHoldTheResult) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {6, 4});
+  OwnedTensor y(ScalarType::Float, {2, 4});
+  StderrCapture log;
+  EXPECT_NE(delegate.execute({&x, &y}), Error::Ok);
+  EXPECT_TRUE(contains(log.text(), "output 'y': cannot resize from [2, 4] to the engine's [6, 4]"))
+      << log.text();
+}
+
+TEST_F(Backend, ScalarOutputsMatchTensorRTsOneElementShape) {
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("x", {1}), fixed_output("y", {1})};
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec))), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {});
+  OwnedTensor y(ScalarType::Float, {});
+  x.data<float>()[0] = 41;
+  ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+  EXPECT_EQ(y.data<float>()[0], 42.0f);
+  EXPECT_EQ(y.impl().dim(), 0);
+}
+
+TEST_F(Backend, EmptyTensorsGetAValidAddress) {
+  FakeEngineSpec spec;
+  spec.tensors = {input("x", {0, 4}, {8, 4}), output_like("y", 0)};
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec))), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {0, 4});
+  OwnedTensor y(ScalarType::Float, {0, 4}, 0, nullptr);
+  ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+  for (void* address : provider_.state().last_addresses) EXPECT_NE(address, nullptr);
+}
+
+TEST_F(Backend, BindsByNameNotPosition) {
+  // Engine order interleaves and differs from the delegate's argument order.
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("b", {3}), fixed_output("y", {3}), static_input("a", {3})};
+  spec.op = Op::kSubtract;  // y = first engine input - second: b - a
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"a", "b"}, {"y"}), fake_plan(spec))),
+            Error::Ok);
+  OwnedTensor a(ScalarType::Float, {3});
+  OwnedTensor b(ScalarType::Float, {3});
+  OwnedTensor y(ScalarType::Float, {3});
+  a.fill(1, 0);   // 1 1 1
+  b.fill(10, 0);  // 10 10 10
+  ASSERT_EQ(delegate.execute({&a, &b, &y}), Error::Ok);
+  EXPECT_EQ(y.data<float>()[0], 9.0f) << "argument 'b' must reach engine tensor 'b'";
+}
+
+TEST_F(Backend, UnicodeNamesBind) {
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("入力.x", {2}), output_like("выход", 0)};
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"入力.x"}, {"выход"}), fake_plan(spec))),
+            Error::Ok);
+}
+
+TEST_F(Backend, ListsMissingAndExtraNames) {
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("x", {2}), static_input("extra", {2}), output_like("y", 0)};
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(make_blob(blob_metadata({"x", "gone"}, {"y"}), fake_plan(spec))),
+            Error::InvalidProgram);
+  EXPECT_TRUE(contains(log.text(), "not in the engine: 'gone'")) << log.text();
+  EXPECT_TRUE(contains(log.text(), "not in the blob: 'extra'")) << log.text();
+  EXPECT_EQ(provider_.state().destroys.load(), 1) << "the engine of a failed init is destroyed";
+}
+
+TEST_F(Backend, SaysWhenADirectionDiffers) {
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("x", {2}), output_like("y", 0)};
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(make_blob(blob_metadata({"x", "y"}, {}), fake_plan(spec))),
+            Error::InvalidProgram);
+  EXPECT_TRUE(contains(log.text(), "'y' is an input in the blob but an output of the engine"))
+      << log.text();
+}
+
+TEST_F(Backend, EmptyBindingsUseTheEngineNameSuffixes) {
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("input_1", {2}), fixed_output("output_0", {2}),
+                  static_input("input_0", {2})};
+  spec.op = Op::kSubtract;  // output = input_1 - input_0 (engine order)
+  Json metadata = blob_metadata({}, {});
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(metadata, fake_plan(spec))), Error::Ok);
+  OwnedTensor first(ScalarType::Float, {2});   // input_0
+  OwnedTensor second(ScalarType::Float, {2});  // input_1
+  OwnedTensor out(ScalarType::Float, {2});
+  first.fill(1, 0);
+  second.fill(5, 0);
+  ASSERT_EQ(delegate.execute({&first, &second, &out}), Error::Ok);
+  EXPECT_EQ(out.data<float>()[0], 4.0f);
+}
+
+TEST_F(Backend, RefusesShapeTensors) {
+  FakeEngineSpec spec;
+  FakeTensor shape = static_input("shape", {2}, ScalarType::Int);
+  shape.shape_tensor = true;
+  spec.tensors = {static_input("x", {2}), shape, output_like("y", 0)};
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(make_blob(blob_metadata({"x", "shape"}, {"y"}), fake_plan(spec))),
+            Error::NotSupported);
+  EXPECT_TRUE(contains(log.text(), "engine tensor 'shape' is a shape tensor")) << log.text();
+}
+
+TEST_F(Backend, RefusesACorruptBlob) {
+  std::vector<uint8_t> blob = add_one_blob();
+  blob[0] = 'X';
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(blob), Error::InvalidProgram);
+  EXPECT_TRUE(contains(log.text(), "invalid TensorRTBackend delegate blob")) << log.text();
+  EXPECT_EQ(provider_.state().deserializes.load(), 0);
+}
+
+// ---- Aliased I/O (TR02) ----------------------------------------------------
+
+FakeEngineSpec kv_engine(bool engine_aliases = true) {
+  FakeEngineSpec spec;
+  FakeTensor cache_out = output_like("cache_out", 0);
+  if (engine_aliases) cache_out.aliased_input = 0;
+  spec.tensors = {static_input("cache", {4}), static_input("x", {4}), cache_out,
+                  output_like("y", 0)};
+  spec.op = Op::kKvUpdate;
+  return spec;
+}
+
+Json kv_metadata(const std::string& kind = "kv_cache_update") {
+  Json metadata = blob_metadata({"cache", "x"}, {"cache_out", "y"});
+  metadata["aliased_io"] = Json::array({Json{{"output", "cache_out"}, {"input", "cache"}, {"kind", kind}}});
+  return metadata;
+}
+
+TEST_F(Backend, AliasedOutputsUpdateTheInputInPlace) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(kv_metadata(), fake_plan(kv_engine()))), Error::Ok);
+  OwnedTensor cache(ScalarType::Float, {4});
+  OwnedTensor x(ScalarType::Float, {4});
+  OwnedTensor cache_out(ScalarType::Float, {4});
+  OwnedTensor y(ScalarType::Float, {4});
+  cache.fill(0, 0);
+  x.fill(1, 0);
+  for (int call = 1; call <= 3; ++call) {
+    ASSERT_EQ(delegate.execute({&cache, &x, &cache_out, &y}), Error::Ok);
+    EXPECT_EQ(cache.data<float>()[0], call) << "the caller's cache is updated in place";
+    EXPECT_EQ(cache_out.data<float>()[0], call) << "the delegate's own output gets the result";
+    EXPECT_EQ(y.data<float>()[0], call);
+  }
+  // When ExecuTorch passes the input's own buffer as the aliased output.
+  OwnedTensor shared(ScalarType::Float, {4}, -1, cache.data<float>());
+  ASSERT_EQ(delegate.execute({&cache, &x, &shared, &y}), Error::Ok);
+  EXPECT_EQ(cache.data<float>()[0], 4.0f);
+}
+
+TEST_F(Backend, KvCacheAliasMustBeTheEngines) {
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(make_blob(kv_metadata(), fake_plan(kv_engine(false)))),
+            Error::InvalidProgram);
+  EXPECT_TRUE(contains(log.text(), "output 'cache_out' updates input 'cache' in place"))
+      << log.text();
+  EXPECT_TRUE(contains(log.text(), "does not alias that output")) << log.text();
+}
+
+TEST_F(Backend, UserAliasesAreCheckedByShape) {
+  FakeEngineSpec spec = kv_engine(false);
+  spec.tensors[2] = fixed_output("cache_out", {3});
+  spec.op = Op::kNothing;
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(kv_metadata("user"), fake_plan(spec))), Error::Ok);
+  OwnedTensor cache(ScalarType::Float, {4});
+  OwnedTensor x(ScalarType::Float, {4});
+  OwnedTensor cache_out(ScalarType::Float, {4});
+  OwnedTensor y(ScalarType::Float, {4});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&cache, &x, &cache_out, &y}), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "aliased output 'cache_out' has shape [3] but the input "
+                                   "'cache' it is written into has [4]"))
+      << log.text();
+}
+
+// ---- Providers and load options ------------------------------------------
+
+TEST(BackendProviders, NoProviderSaysHowToGetOne) {
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(add_one_blob()), Error::NotFound);
+  EXPECT_TRUE(contains(log.text(), "no engine provider is registered")) << log.text();
+  EXPECT_TRUE(contains(log.text(), "tte_load_engine_provider_library")) << log.text();
+}
+
+TEST(BackendProviders, TriesTheNextProviderAndCollectsRefusals) {
+  FakeProvider picky("picky", TTE_MEMORY_HOST, TTE_PROVIDER_NATIVE);
+  picky.state().reject = "plan is not a TensorRT 11 engine";
+  FakeProvider fallback("fallback");
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  EXPECT_EQ(fallback.state().deserializes.load(), 1);
+
+  fallback.state().reject = "not mine either";
+  Delegate refused;
+  StderrCapture log;
+  EXPECT_EQ(refused.init(add_one_blob()), Error::DelegateInvalidCompatibility);
+  EXPECT_TRUE(contains(log.text(), "'picky': plan is not a TensorRT 11 engine")) << log.text();
+  EXPECT_TRUE(contains(log.text(), "'fallback': not mine either")) << log.text();
+}
+
+TEST(BackendProviders, ReportsAProviderFailure) {
+  FakeProvider failing("failing");
+  failing.state().fail_deserialize = "engine was built by TensorRT 10.3, this is 11.4";
+  FakeProvider never("never");
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_NE(delegate.init(add_one_blob()), Error::Ok);
+  EXPECT_TRUE(contains(log.text(), "engine provider 'failing' could not load the engine"))
+      << log.text();
+  EXPECT_TRUE(contains(log.text(), "built by TensorRT 10.3, this is 11.4")) << log.text();
+  EXPECT_EQ(never.state().deserializes.load(), 0) << "a provider that fails is not skipped";
+}
+
+TEST(BackendProviders, ReportsAnEnqueueFailure) {
+  FakeProvider provider("enqueue-fails");
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("x", {2}), output_like("y", 0)};
+  spec.fail_enqueue = "illegal memory access in layer 3";
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec))), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {2});
+  OwnedTensor y(ScalarType::Float, {2});
+  StderrCapture log;
+  EXPECT_EQ(delegate.execute({&x, &y}), Error::Internal);
+  EXPECT_TRUE(contains(log.text(), "engine provider 'enqueue-fails': enqueue failed: illegal "
+                                   "memory access in layer 3"))
+      << log.text();
+}
+
+TEST(BackendProviders, TheProviderOptionPicksOne) {
+  FakeProvider first("first", TTE_MEMORY_HOST, TTE_PROVIDER_NATIVE);
+  FakeProvider second("second");
+  et::BackendOptions<2> options;
+  ASSERT_EQ(options.set_option("provider", "second"), Error::Ok);
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob(), {}, options.view()), Error::Ok);
+  EXPECT_EQ(first.state().deserializes.load(), 0);
+  EXPECT_EQ(second.state().deserializes.load(), 1);
+
+  et::BackendOptions<2> unknown;
+  ASSERT_EQ(unknown.set_option("provider", "tensorrt-native"), Error::Ok);
+  Delegate missing;
+  StderrCapture log;
+  EXPECT_EQ(missing.init(add_one_blob(), {}, unknown.view()), Error::NotFound);
+  EXPECT_TRUE(contains(log.text(), "engine provider 'tensorrt-native' (load option 'provider') "
+                                   "is not registered; registered: 'first', 'second'"))
+      << log.text();
+}
+
+TEST(BackendProviders, DeviceProviderWithoutAGpuIsNeverAsked) {
+  if (tte_cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  FakeProvider device("fake-device", TTE_MEMORY_DEVICE, TTE_PROVIDER_NATIVE);
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(add_one_blob()), Error::NotSupported);
+  EXPECT_TRUE(contains(log.text(), "no CUDA device: TensorRTBackend needs an NVIDIA GPU"))
+      << log.text();
+  EXPECT_EQ(device.state().deserializes.load(), 0);
+}
+
+TEST(BackendProviders, HostProviderRunsWhereDeviceProviderCannot) {
+  if (tte_cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  FakeProvider device("fake-device", TTE_MEMORY_DEVICE, TTE_PROVIDER_NATIVE);
+  FakeProvider host("fake-host");
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  EXPECT_EQ(device.state().deserializes.load(), 0);
+  EXPECT_EQ(host.state().deserializes.load(), 1);
+}
+
+TEST(BackendProviders, DeviceIdPastTheDeviceCount) {
+  if (tte_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  FakeProvider device("fake-device", TTE_MEMORY_DEVICE);
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(add_one_blob(/*device_id=*/64)), Error::DelegateInvalidCompatibility);
+  EXPECT_TRUE(contains(log.text(), "the engine is for cuda:64 but this process sees")) << log.text();
+  EXPECT_EQ(device.state().deserializes.load(), 0);
+}
+
+TEST(BackendOptions, WeightStreamingBudget) {
+  FakeProvider provider("budget");
+  auto last = [&] {
+    std::lock_guard<std::mutex> lock(provider.state().mutex);
+    return provider.state().last_options;
+  };
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+    EXPECT_EQ(last().has_weight_streaming_budget, 0);
+    EXPECT_EQ(last().device_id, 0);
+  }
+  CompileSpecs specs;
+  specs.entries = {{"target_device", "cuda:0"}, {"weight_streaming_budget", "1048576"}};
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(add_one_blob(), specs), Error::Ok);
+    EXPECT_EQ(last().has_weight_streaming_budget, 1);
+    EXPECT_EQ(last().weight_streaming_budget, 1048576);
+  }
+  {
+    et::BackendOptions<2> options;
+    ASSERT_EQ(options.set_option("weight_streaming_budget", 4096), Error::Ok);
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(add_one_blob(), specs, options.view()), Error::Ok);
+    EXPECT_EQ(last().weight_streaming_budget, 4096) << "the load option overrides the compile spec";
+  }
+  {
+    et::BackendOptions<2> options;
+    ASSERT_EQ(options.set_option("weight_streaming_budget", "8589934592"), Error::Ok);
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(add_one_blob(), {}, options.view()), Error::Ok);
+    EXPECT_EQ(last().weight_streaming_budget, 8589934592LL) << "strings carry more than int";
+  }
+  {
+    et::BackendOptions<2> options;
+    ASSERT_EQ(options.set_option("weight_streaming_budget", "12 MB"), Error::Ok);
+    Delegate delegate;
+    StderrCapture log;
+    EXPECT_EQ(delegate.init(add_one_blob(), {}, options.view()), Error::InvalidArgument);
+    EXPECT_TRUE(contains(log.text(), "load option 'weight_streaming_budget'")) << log.text();
+  }
+  {
+    CompileSpecs bad;
+    bad.entries = {{"weight_streaming_budget", "-1"}};
+    Delegate delegate;
+    StderrCapture log;
+    EXPECT_EQ(delegate.init(add_one_blob(), bad), Error::InvalidProgram);
+    EXPECT_TRUE(contains(log.text(), "compile spec 'weight_streaming_budget'")) << log.text();
+  }
+}
+
+TEST(BackendOptions, WrongTypesAreRefused) {
+  FakeProvider provider("types");
+  et::BackendOptions<2> options;
+  ASSERT_EQ(options.set_option("provider", 3), Error::Ok);
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(add_one_blob(), {}, options.view()), Error::InvalidArgument);
+  EXPECT_TRUE(contains(log.text(), "load option 'provider' must be a string")) << log.text();
+}
+
+// ---- Concurrency -----------------------------------------------------------
+
+TEST(BackendConcurrency, OneHandleIsSerialized) {
+  FakeProvider provider("serial");
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("x", {16}), output_like("y", 0)};
+  spec.enqueue_hold_ms = 2;
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec))), Error::Ok);
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 10;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      OwnedTensor x(ScalarType::Float, {16});
+      OwnedTensor y(ScalarType::Float, {16});
+      for (int call = 0; call < kCalls; ++call) {
+        x.fill(static_cast<float>(t * 100 + call), 0);
+        if (delegate.execute({&x, &y}) != Error::Ok ||
+            y.data<float>()[15] != static_cast<float>(t * 100 + call + 1)) {
+          failures++;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(provider.state().enqueues.load(), kThreads * kCalls);
+  EXPECT_EQ(provider.state().max_in_flight_one_engine.load(), 1);
+}
+
+TEST(BackendConcurrency, DifferentHandlesRunInParallel) {
+  FakeProvider provider("parallel");
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("x", {4}), output_like("y", 0)};
+  spec.enqueue_hold_ms = 5000;
+  spec.wait_for_peer = true;  // returns as soon as the other handle is inside enqueue too
+  const auto blob = make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec));
+  Delegate first;
+  Delegate second;
+  ASSERT_EQ(first.init(blob), Error::Ok);
+  ASSERT_EQ(second.init(blob), Error::Ok);
+  auto run = [](Delegate* delegate) {
+    OwnedTensor x(ScalarType::Float, {4});
+    OwnedTensor y(ScalarType::Float, {4});
+    EXPECT_EQ(delegate->execute({&x, &y}), Error::Ok);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::thread a(run, &first);
+  std::thread b(run, &second);
+  a.join();
+  b.join();
+  EXPECT_EQ(provider.state().max_active.load(), 2) << "the two handles never overlapped";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+}
+
+// ---- The shared host test provider library --------------------------------
+
+TEST(HostTestProvider, RunsATestEnginePlan) {
+  const std::string path = host_test_provider();
+  if (access(path.c_str(), F_OK) != 0) GTEST_SKIP() << "host test provider not built at " << path;
+  TteError error{};
+  ASSERT_EQ(tte_load_engine_provider_library(path.c_str(), TTE_PROVIDER_OTHER, &error), TTE_OK)
+      << error.message;
+  const std::string plan =
+      std::string("TTE-TEST-ENGINE\n") +
+      R"({"op":"add_one","tensors":[{"name":"x","is_input":true,"dtype":"float32",)"
+      R"("profiles":[{"min":[1,4],"opt":[2,4],"max":[8,4]}]},)"
+      R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"x"}]})";
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), plan)), Error::Ok);
+    OwnedTensor x(ScalarType::Float, {3, 4});
+    OwnedTensor y(ScalarType::Float, {8, 4});
+    x.fill(0.5f);
+    ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+    EXPECT_EQ(y.sizes(), (std::vector<int32_t>{3, 4}));
+    EXPECT_EQ(y.data<float>()[11], 12.5f);
+  }
+  EXPECT_EQ(tte_unregister_engine_provider("test-host", nullptr), TTE_OK);
+}
+
+}  // namespace
+}  // namespace tte_test

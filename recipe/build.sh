@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the plugin with the repository's CMakeLists.txt (the same entry the
+# wheel's scikit-build-core build uses) and install it in conda's layout:
+# lib/ (plugin), bin/ (tte-run), include/ and lib/cmake/ (for C++ users).
+# The rpath is $ORIGIN: ExecuTorch, libcudart and libnvinfer all sit in lib/.
+set -euo pipefail
+
+case "${target_platform}" in
+  linux-64) cuda_target=x86_64-linux ;;
+  linux-aarch64) cuda_target=sbsa-linux ;;
+  *) echo "build.sh: no CUDA target directory known for ${target_platform}" >&2; exit 1 ;;
+esac
+
+# The C++ unit tests run here unless the binaries are for another machine.
+# TTE_RUN_TESTS and TTE_WITH_TENSORRT only reach this script outside
+# rattler-build's isolated environment: scripts/conda-prefix-check.sh runs it
+# against a prefix without TensorRT headers, after the tests ran elsewhere.
+tests="${TTE_RUN_TESTS:-ON}"
+if [[ "${CONDA_BUILD_CROSS_COMPILATION:-0}" == 1 ]]; then
+  tests=OFF
+fi
+
+build_dir="${SRC_DIR}/build-conda"
+# ${CMAKE_ARGS} carries conda's install prefix and, when cross-compiling,
+# its toolchain settings; it is deliberately split into words.
+# shellcheck disable=SC2086
+cmake -S "${SRC_DIR}" -B "${build_dir}" -G Ninja ${CMAKE_ARGS:-} \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_INSTALL_PREFIX="${PREFIX}" \
+  -DEXECUTORCH_ROOT="${PREFIX}" \
+  -DTTE_CUDA_ROOT="${PREFIX}/targets/${cuda_target}" \
+  -DTTE_WITH_TENSORRT="${TTE_WITH_TENSORRT:-ON}" \
+  -DTensorRT_ROOT="${PREFIX}" \
+  -DTTE_CUDA_TEST_PROVIDER=OFF \
+  -DTTE_BUILD_TESTS="${tests}" \
+  -DTTE_BUILD_TOOLS=ON \
+  -DTTE_INSTALL_RPATH='$ORIGIN' \
+  -DTTE_INSTALL_LIBDIR=lib \
+  -DTTE_INSTALL_INCLUDEDIR=include \
+  -DTTE_INSTALL_BINDIR=bin
+cmake --build "${build_dir}" --parallel "${CPU_COUNT:-2}"
+if [[ "${tests}" == ON ]]; then
+  ctest --test-dir "${build_dir}" --output-on-failure --parallel "${CPU_COUNT:-2}"
+fi
+cmake --install "${build_dir}"

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Render recipe/recipe.yaml for every variant and platform, offline.
+
+Uses py-rattler-build (no rattler-build binary, no conda channel): parses and
+lints the recipe, expands recipe/variants.yaml for linux-64 and linux-aarch64
+(built on linux-64, as conda-forge cross-compiles), and prints each output
+with its build string, dependencies and run_exports. --json prints the same
+as JSON (what tests/conda reads).
+
+Usage: scripts/conda-render.py [--json] [--platform P ...]
+Runs under .venv-conda (made by scripts/setup-conda-tools.sh on first use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RECIPE = ROOT / "recipe" / "recipe.yaml"
+VARIANTS = ROOT / "recipe" / "variants.yaml"
+PLATFORMS = ("linux-64", "linux-aarch64")
+BUILD_PLATFORM = "linux-64"
+
+try:
+    from rattler_build import JinjaConfig, PlatformConfig, RenderConfig, Stage0Recipe, VariantConfig
+except ImportError:
+    if __name__ != "__main__":
+        raise
+    # Any interpreter can start this script; it continues in .venv-conda.
+    venv_python = ROOT / ".venv-conda" / "bin" / "python"
+    if not venv_python.exists():
+        subprocess.run([str(ROOT / "scripts" / "setup-conda-tools.sh")], check=True)
+    if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
+        sys.exit("conda-render: py-rattler-build did not install into .venv-conda")
+    os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
+
+
+def _requirements(section: dict) -> dict:
+    keys = ("build", "host", "run", "run_constraints", "run_exports", "ignore_run_exports")
+    return {k: section[k] for k in keys if section.get(k)}
+
+
+def render(platform: str) -> list[dict]:
+    """Every distinct output (name + build string) the recipe yields for one target."""
+    config = PlatformConfig(target_platform=platform, build_platform=BUILD_PLATFORM,
+                            host_platform=platform)
+    variants = VariantConfig.from_file_with_context(VARIANTS, JinjaConfig(platform=config))
+    rendered = Stage0Recipe.from_file(RECIPE).render(variants, RenderConfig(platform=config))
+    outputs: dict[tuple[str, str], dict] = {}
+    for variant in rendered:
+        recipe = variant.recipe.to_dict()
+        key = (recipe["package"]["name"], recipe["build"]["string"])
+        if key in outputs:
+            continue
+        staging = recipe.get("staging_caches") or []
+        outputs[key] = {
+            "platform": platform,
+            "name": recipe["package"]["name"],
+            "version": recipe["package"]["version"],
+            "build_string": recipe["build"]["string"],
+            "build_number": recipe["build"].get("number", 0),
+            "noarch": recipe["build"].get("noarch"),
+            "files": recipe["build"].get("files", []),
+            "dynamic_linking": recipe["build"].get("dynamic_linking", {}),
+            "entry_points": recipe["build"].get("python", {}).get("entry_points", []),
+            "variant": {k: str(v) for k, v in variant.variant.items()},
+            "requirements": _requirements(recipe.get("requirements", {})),
+            "inherits_from": (recipe.get("inherits_from") or {}).get("cache_name"),
+            "inherit_run_exports": (recipe.get("inherits_from") or {}).get("inherit_run_exports"),
+            "staging": [{"name": s["name"], "requirements": _requirements(s.get("requirements", {})),
+                         "script": s.get("build", {}).get("script")} for s in staging],
+            "sources": recipe.get("source", []),
+            "tests": recipe.get("tests", []),
+        }
+    return sorted(outputs.values(), key=lambda o: (o["name"], o["build_string"]))
+
+
+def _spec(item) -> str:
+    if isinstance(item, str):
+        return item
+    (kind, args), = item.items()
+    options = ", ".join(f"{k}={v}" for k, v in args.items() if k != "name")
+    return f"{kind}({args['name']}{', ' + options if options else ''})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    parser.add_argument("--platform", nargs="+", default=list(PLATFORMS), choices=PLATFORMS)
+    args = parser.parse_args()
+    result = {platform: render(platform) for platform in args.platform}
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        print()
+        return 0
+    for platform, outputs in result.items():
+        print(f"{platform} (built on {BUILD_PLATFORM}): {len(outputs)} packages")
+        for o in outputs:
+            subdir = "noarch" if o["noarch"] else platform
+            print(f"  {o['name']} {o['version']} {o['build_string']} [{subdir}]")
+            for staging in o["staging"]:
+                for section in ("build", "host"):
+                    specs = staging["requirements"].get(section, [])
+                    if specs:
+                        print(f"      staging {staging['name']} {section}: " + "; ".join(_spec(r) for r in specs))
+            reqs = o["requirements"]
+            for section in ("host", "run", "run_constraints"):
+                if reqs.get(section):
+                    print(f"      {section}: " + "; ".join(_spec(r) for r in reqs[section]))
+            for strength, specs in reqs.get("run_exports", {}).items():
+                print(f"      run_exports ({strength}): " + "; ".join(_spec(r) for r in specs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

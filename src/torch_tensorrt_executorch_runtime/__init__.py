@@ -1,0 +1,66 @@
+"""TensorRTBackend for the stock ExecuTorch runtime.
+
+Importing this package loads the `libexecutorch_backend_tensorrt.so` plugin
+shipped inside it, checks that it owns the `TensorRTBackend` registration and
+registers a TensorRT engine provider (native when the plugin was built with
+TensorRT, else the Python one). Then programs run through `load()` here, or
+through `executorch.runtime.Runtime.get().load_program(...)`, in either import
+order.
+
+    import torch_tensorrt_executorch_runtime as tte
+    program = tte.load("model.pte")
+    outputs = program.forward(x)
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as _metadata
+
+from . import errors, providers
+from ._activation import activate, cuda_device_count, get_runtime, reset_runtime_stats, runtime_stats
+from ._c_api import BACKEND_NAME
+from ._logging import get_log_level, set_log_level
+from .errors import DelegateCompatibilityError
+from .program import DelegateInfo, MethodInfo, Program, ValueInfo, load
+from .providers import register_provider, register_provider_library, unregister_provider
+
+try:
+    __version__ = _metadata.version("torch-tensorrt-executorch-runtime")
+except _metadata.PackageNotFoundError:
+    __version__ = "0+unknown"
+
+
+def _activate_on_import() -> None:
+    from . import _activation
+
+    try:
+        activate()
+    except DelegateCompatibilityError:
+        # The command-line tool reports this itself (`doctor`).
+        if not _activation.imported_by_cli():
+            raise
+
+
+_activate_on_import()
+
+__all__ = [
+    "BACKEND_NAME",
+    "DelegateCompatibilityError",
+    "DelegateInfo",
+    "MethodInfo",
+    "Program",
+    "ValueInfo",
+    "activate",
+    "cuda_device_count",
+    "errors",
+    "get_log_level",
+    "get_runtime",
+    "load",
+    "providers",
+    "register_provider",
+    "register_provider_library",
+    "reset_runtime_stats",
+    "runtime_stats",
+    "set_log_level",
+    "unregister_provider",
+]

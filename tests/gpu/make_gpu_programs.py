@@ -1,0 +1,119 @@
+"""Write the .pte programs the GPU checks run (packed here, run on the GPU machine).
+
+The GPU machine has no network and a torch that ExecuTorch's exporter does not
+support, so programs are packed where the project builds and travel as files.
+Every plan is a test-engine plan (docs/test-engine-format.md) run by the CUDA
+test provider, because no TensorRT engine can run on that machine.
+
+Usage: python tests/gpu/make_gpu_programs.py OUT_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
+from torch_tensorrt_executorch_runtime.testing import make_test_engine
+
+N = 1 << 20  # elements of the 4 MB tensors
+BIG = 16 << 20  # 64 MB of float32, for the staging benchmark
+
+
+def _tensor(name, is_input, dtype="float32", profiles=None, shape_of=None, shape=None):
+    t = {"name": name, "is_input": is_input, "dtype": dtype}
+    if profiles is not None:
+        t["profiles"] = [{"min": list(a), "opt": list(b), "max": list(c)} for a, b, c in profiles]
+    if shape_of is not None:
+        t["shape_of"] = shape_of
+    if shape is not None:
+        t["shape"] = list(shape)
+    return t
+
+
+def static(n):
+    return [((n,), (n,), (n,))]
+
+
+def add_one(out: Path, name: str, n: int, placement: str, spin_us: int = 0, **extra) -> None:
+    plan = make_test_engine(
+        "add_one",
+        [_tensor("x", True, profiles=static(n)), _tensor("y", False, shape_of="x")],
+        **({"spin_us": spin_us} if spin_us else {}),
+    )
+    spec = EngineSpec(plan, [TensorSpec("x", "float32", (n,))], [TensorSpec("y", "float32", (n,))], **extra)
+    pack_program(out / f"{name}.pte", [spec], placement=placement)
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for placement in ("device_resident", "host", "device_planned"):
+        add_one(out, f"add_one_{placement}", N, placement)
+    add_one(out, "spin_resident", N, "device_resident", spin_us=20000)
+
+    null_plan = make_test_engine("null", [_tensor("x", True, profiles=static(256)), _tensor("y", False, shape_of="x")])
+    pack_program(
+        out / "null_resident.pte",
+        [EngineSpec(null_plan, [TensorSpec("x", "float32", (256,))], [TensorSpec("y", "float32", (256,))])],
+        placement="device_resident",
+    )
+
+    ident_plan = make_test_engine("identity", [_tensor("x", True, profiles=static(BIG)), _tensor("y", False, shape_of="x")])
+    pack_program(
+        out / "identity_64mb_host.pte",
+        [EngineSpec(ident_plan, [TensorSpec("x", "float32", (BIG,))], [TensorSpec("y", "float32", (BIG,))])],
+        placement="host",
+    )
+
+    # Two optimization profiles: rows 1..4 and 5..16; ExecuTorch plans the upper bound.
+    dyn_plan = make_test_engine(
+        "add_one",
+        [_tensor("x", True, profiles=[((1, 8), (2, 8), (4, 8)), ((5, 8), (8, 8), (16, 8))]),
+         _tensor("y", False, shape_of="x")],
+    )
+    pack_program(
+        out / "add_one_profiles_resident.pte",
+        [EngineSpec(dyn_plan, [TensorSpec("x", "float32", ((1, 8, 16), 8))], [TensorSpec("y", "float32", ("x:0", 8))])],
+        placement="device_resident",
+    )
+    pack_program(
+        out / "add_one_profiles_host.pte",
+        [EngineSpec(dyn_plan, [TensorSpec("x", "float32", ((1, 8, 16), 8))], [TensorSpec("y", "float32", ("x:0", 8))])],
+        placement="host",
+    )
+
+    kv_plan = make_test_engine(
+        "kv_update",
+        [_tensor("cache", True, profiles=static(1024)), _tensor("x", True, profiles=static(1024)),
+         _tensor("cache_out", False, shape_of="cache"), _tensor("y", False, shape_of="cache")],
+        aliases={"cache_out": "cache"},
+    )
+    pack_program(
+        out / "kv_update_resident.pte",
+        [EngineSpec(
+            kv_plan,
+            [TensorSpec("cache", "float32", (1024,)), TensorSpec("x", "float32", (1024,))],
+            [TensorSpec("cache_out", "float32", (1024,)), TensorSpec("y", "float32", (1024,))],
+            aliased_io=[("cache_out", "cache", "kv_cache_update")],
+        )],
+        placement="device_resident",
+    )
+
+    # For the multi-GPU checks: one delegate on device 1, and one method with
+    # delegates on devices 0 and 1 wired x -> (dev0) h -> (dev1) y.
+    add_one(out, "add_one_dev1_resident", N, "device_resident", device_id=1)
+    add_one(out, "add_one_dev9_resident", N, "device_resident", device_id=9)
+    p0 = make_test_engine("add_one", [_tensor("x", True, profiles=static(N)), _tensor("h", False, shape_of="x")])
+    p1 = make_test_engine("add_one", [_tensor("h", True, profiles=static(N)), _tensor("y", False, shape_of="h")])
+    pack_program(
+        out / "two_devices_host.pte",
+        [EngineSpec(p0, [TensorSpec("x", "float32", (N,))], [TensorSpec("h", "float32", (N,))], device_id=0),
+         EngineSpec(p1, [TensorSpec("h", "float32", (N,))], [TensorSpec("y", "float32", (N,))], device_id=1)],
+        placement="host",
+    )
+    print(json.dumps(sorted(p.name for p in out.glob("*.pte"))))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,192 @@
+"""The backend and the Python API on a real GPU, through the CUDA test provider
+(no TensorRT engine can run on the GPU machine; the provider's "engine" is real
+CUDA work on the stream it is given)."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import pytest
+import torch
+
+import torch_tensorrt_executorch_runtime as tte
+
+from conftest import reset_runtime_stats, runtime_stats
+
+N = 1 << 20
+
+
+class ProviderStats(ctypes.Structure):
+    """TteTestProviderStats of cpp/providers/test_provider_api.h."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
+        ("deserializes", ctypes.c_uint64), ("destroys", ctypes.c_uint64), ("enqueues", ctypes.c_uint64),
+        ("select_profiles", ctypes.c_uint64), ("last_stream", ctypes.c_void_p), ("last_profile", ctypes.c_int32),
+        ("last_has_weight_streaming_budget", ctypes.c_int32), ("last_weight_streaming_budget", ctypes.c_int64),
+    ]
+
+
+def provider_stats(lib) -> ProviderStats:
+    s = ProviderStats()
+    s.struct_size = ctypes.sizeof(ProviderStats)
+    lib.tte_test_provider_stats(ctypes.byref(s))
+    return s
+
+
+def x_cuda(n=N):
+    return torch.arange(n, dtype=torch.float32, device="cuda")
+
+
+def test_device_resident_io_is_bound_without_host_copies(cuda_provider, programs):
+    program = tte.load(programs / "add_one_device_resident.pte")
+    x = x_cuda()
+    program.forward(x)  # first run initializes the delegate
+    reset_runtime_stats()
+    (y,) = program.forward(x)
+    stats = runtime_stats()
+    assert y.is_cuda and y.device == x.device
+    assert torch.equal(y, x + 1)
+    assert (stats.h2d_copies, stats.d2h_copies) == (0, 0), "device-resident I/O must not touch host memory"
+
+
+def test_host_io_is_staged_and_correct(cuda_provider, programs):
+    program = tte.load(programs / "add_one_host.pte")
+    x = torch.arange(N, dtype=torch.float32)
+    program.forward(x)
+    reset_runtime_stats()
+    (y,) = program.forward(x)
+    stats = runtime_stats()
+    assert y.device.type == "cpu"
+    assert torch.equal(y, x + 1)
+    assert stats.h2d_copies >= 1 and stats.d2h_copies >= 1
+    assert stats.h2d_bytes >= 4 * N and stats.d2h_bytes >= 4 * N
+
+
+def test_cuda_input_to_host_program(cuda_provider, programs):
+    program = tte.load(programs / "add_one_host.pte")
+    x = x_cuda()
+    (y,) = program.forward(x)
+    assert torch.equal(y.cpu(), (x + 1).cpu())
+
+
+def test_device_planned_program_uses_cuda_arenas(cuda_provider, programs):
+    program = tte.load(programs / "add_one_device_planned.pte")
+    x = torch.arange(N, dtype=torch.float32)
+    program.forward(x)
+    reset_runtime_stats()
+    (y,) = program.forward(x)
+    assert torch.equal(y.cpu(), x + 1)
+    # The et_copy kernels move data through the registered allocator; the
+    # delegate itself sees device pointers and stages nothing.
+    stats = runtime_stats()
+    assert (stats.h2d_copies, stats.d2h_copies) == (0, 0)
+
+
+def test_aliased_kv_cache_is_updated_in_place_across_calls(cuda_provider, programs):
+    program = tte.load(programs / "kv_update_resident.pte")
+    cache = torch.zeros(1024, device="cuda")
+    x = torch.ones(1024, device="cuda")
+    for step in (1, 2, 3):
+        outs = program.forward(cache, x)
+        assert torch.all(cache == step), f"caller's cache not updated in place at step {step}"
+        assert torch.equal(outs[-1], cache)
+
+
+def test_caller_stream_is_honoured(cuda_provider, programs):
+    program = tte.load(programs / "add_one_device_resident.pte")
+    x = x_cuda()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        (y,) = program.forward(x)
+    assert provider_stats(cuda_provider).last_stream == stream.cuda_stream
+    other = torch.cuda.Stream()
+    (y2,) = program.run([x], stream=other)
+    assert provider_stats(cuda_provider).last_stream == other.cuda_stream
+    assert torch.equal(y, y2)
+
+
+def test_work_is_finished_on_return(cuda_provider, programs):
+    # The engine spins 20 ms before writing; reading on an unrelated stream
+    # right after the call sees the result only if execute synchronized.
+    program = tte.load(programs / "spin_resident.pte")
+    x = x_cuda()
+    side = torch.cuda.Stream()
+    for _ in range(3):
+        (y,) = program.forward(x)
+        with torch.cuda.stream(side):
+            host = y.to("cpu", non_blocking=False)
+        assert torch.equal(host, (x + 1).cpu())
+
+
+def test_two_threads_on_two_programs(cuda_provider, programs):
+    progs = [tte.load(programs / "spin_resident.pte") for _ in range(2)]
+    xs = [x_cuda() + i for i in range(2)]
+    results = [None, None]
+    errors = []
+
+    def work(i):
+        try:
+            with torch.cuda.stream(torch.cuda.Stream()):
+                for _ in range(3):
+                    results[i] = progs[i].forward(xs[i])[0]
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i in range(2):
+        assert torch.equal(results[i], xs[i] + 1)
+
+
+def test_output_resizes_across_shapes_and_profiles(cuda_provider, programs):
+    program = tte.load(programs / "add_one_profiles_resident.pte")
+    for rows in (2, 9, 16, 1, 5, 4):
+        x = torch.randn(rows, 8, device="cuda")
+        (y,) = program.forward(x)
+        assert y.shape == (rows, 8)
+        assert torch.allclose(y, x + 1)
+
+
+def test_output_resize_with_host_staging(cuda_provider, programs):
+    program = tte.load(programs / "add_one_profiles_host.pte")
+    for rows in (3, 12, 1):
+        x = torch.randn(rows, 8)
+        (y,) = program.forward(x)
+        assert y.shape == (rows, 8)
+        assert torch.allclose(y, x + 1)
+
+
+def test_cuda_graph_replay_matches_and_recaptures_on_new_shapes(cuda_provider, programs):
+    plain = tte.load(programs / "add_one_profiles_resident.pte")
+    graphed = tte.load(programs / "add_one_profiles_resident.pte", options={"cuda_graphs": True})
+    x = torch.randn(3, 8, device="cuda")
+    graphed.forward(x)
+    reset_runtime_stats()
+    for _ in range(3):
+        assert torch.equal(graphed.forward(x)[0], plain.forward(x)[0])
+    s = runtime_stats()
+    assert s.graph_replays >= 3
+    x2 = torch.randn(11, 8, device="cuda")
+    assert torch.equal(graphed.forward(x2)[0], plain.forward(x2)[0])
+    assert runtime_stats().graph_captures >= 1
+
+
+def test_uncapturable_provider_falls_back(cuda_provider, programs):
+    cuda_provider.tte_test_cuda_provider_uncapturable.restype = ctypes.c_void_p
+    if "test-cuda-nocapture" not in set(tte.providers.providers()):
+        tte.providers.register_provider_struct(cuda_provider.tte_test_cuda_provider_uncapturable())
+    program = tte.load(programs / "add_one_device_resident.pte",
+                       options={"cuda_graphs": True, "provider": "test-cuda-nocapture"})
+    x = x_cuda()
+    reset_runtime_stats()
+    for _ in range(2):
+        (y,) = program.forward(x)
+        assert torch.equal(y, x + 1)
+    s = runtime_stats()
+    assert s.graph_captures == 0 and s.graph_replays == 0

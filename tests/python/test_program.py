@@ -1,0 +1,204 @@
+"""load / run / forward / metadata through the host test provider."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+class DLPackOnly:
+    """A tensor that speaks only DLPack (like a library the package has never heard of)."""
+
+    def __init__(self, array: np.ndarray):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_method_names_and_metadata(tte, host_provider, programs):
+    program = tte.load(programs["two_methods"])
+    assert set(program.method_names) == {"forward", "double_input"}
+    forward = program.method("forward")
+    assert [v.kind for v in forward.inputs] == ["tensor"]
+    assert forward.inputs[0].dtype == "float32"
+    assert forward.inputs[0].shape == (2, 3)
+    assert forward.inputs[0].device in ("cpu", None)
+    assert forward.outputs[0].dtype == "float32"
+    other = program.method("double_input")
+    assert other.inputs[0].dtype == "float16" and other.inputs[0].shape == (3,)
+    assert "TensorRTBackend" in forward.backends
+
+
+def test_forward_torch_in_torch_out(tte, host_provider, programs):
+    program = tte.load(programs["add_one"])
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    (y,) = program.forward(x)
+    assert isinstance(y, torch.Tensor)
+    assert torch.equal(y, x + 1)
+    assert y.data_ptr() != x.data_ptr()
+
+
+def test_run_numpy_in_numpy_out(tte, host_provider, programs):
+    program = tte.load(programs["add"])
+    a = np.array([1, 2, 3, 4], dtype=np.int32)
+    b = np.array([10, 20, 30, 40], dtype=np.int32)
+    (y,) = program.run([a, b])
+    assert isinstance(y, np.ndarray)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, a + b)
+
+
+def test_dlpack_only_inputs(tte, host_provider, programs):
+    program = tte.load(programs["add_one"])
+    x = np.full((2, 3), 4.0, dtype=np.float32)
+    (y,) = program.run([DLPackOnly(x)])
+    # A producer whose library has no from_dlpack gets numpy for host results.
+    assert isinstance(y, np.ndarray)
+    np.testing.assert_array_equal(y, x + 1)
+
+
+def test_requires_grad_and_noncontiguous_view_inputs(tte, host_provider, programs):
+    program = tte.load(programs["add_one"])
+    x = torch.ones(2, 3, requires_grad=True)
+    (y,) = program.forward(x)
+    assert torch.equal(y, torch.full((2, 3), 2.0))
+    base = torch.arange(12, dtype=torch.float32).reshape(2, 6)
+    view = base[:, ::2]
+    assert not view.is_contiguous()
+    try:
+        (y,) = program.forward(view)
+    except tte.errors.InvalidArgumentError as exc:
+        assert "contiguous" in str(exc) or "stride" in str(exc) or "dim order" in str(exc)
+    else:
+        assert torch.equal(y, view + 1)
+
+
+def test_dynamic_shapes_resize_outputs(tte, host_provider, programs):
+    program = tte.load(programs["dynamic"])
+    assert program.method().inputs[0].shape == (8, 4)
+    for rows in (1, 2, 5, 8):
+        x = torch.randn(rows, 4)
+        (y,) = program.forward(x)
+        assert y.shape == (rows, 4)
+        assert torch.allclose(y, x + 1)
+
+
+def test_copy_false_returns_views_valid_until_next_run(tte, host_provider, programs):
+    program = tte.load(programs["add_one"])
+    x = torch.zeros(2, 3)
+    (first,) = program.run([x], copy=False)
+    assert torch.equal(first, torch.ones(2, 3))
+    (owned,) = program.run([x + 5])
+    assert torch.equal(owned, torch.full((2, 3), 6.0))
+    (second,) = program.run([x + 1], copy=False)
+    assert torch.equal(second, torch.full((2, 3), 2.0))
+    # An owned copy does not change when the program runs again.
+    assert torch.equal(owned, torch.full((2, 3), 6.0))
+
+
+def test_outputs_are_owned_copies(tte, host_provider, programs):
+    program = tte.load(programs["add_one"])
+    (a,) = program.forward(torch.zeros(2, 3))
+    (b,) = program.forward(torch.ones(2, 3))
+    assert torch.equal(a, torch.ones(2, 3))
+    assert torch.equal(b, torch.full((2, 3), 2.0))
+    a += 1  # writable
+    assert torch.equal(a, torch.full((2, 3), 2.0))
+
+
+def test_second_method(tte, host_provider, programs):
+    program = tte.load(programs["two_methods"])
+    p = torch.tensor([1.5, -2.0, 3.25], dtype=torch.float16)
+    (q,) = program.run([p], "double_input")
+    assert q.dtype == torch.float16
+    assert torch.equal(q, p)
+
+
+def test_delegates(tte, host_provider, programs):
+    program = tte.load(programs["add_one"])
+    (delegate,) = program.delegates
+    assert delegate.method == "forward"
+    assert delegate.provider == host_provider
+    assert delegate.backend == "TensorRTBackend"
+    names = [(b["name"], b["is_input"]) for b in delegate.bindings]
+    assert names == [("x", True), ("y", False)]
+    assert delegate.engine_size > 16
+    assert delegate.device_id == 0
+    assert delegate.hardware_compatible is False
+    assert delegate.target_platform
+
+
+def test_mixed_tensorrt_and_xnnpack_program(tte, host_provider, programs):
+    program = tte.load(programs["mixed"])
+    assert "XnnpackBackend" in program.method().backends
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    (y,) = program.forward(x)
+    assert torch.allclose(y, (x + 1) * 2.0)
+
+
+def test_external_constants_found_beside_the_pte(tte, host_provider, programs):
+    pte = programs["external"]
+    assert (pte.parent / "external.ptd").exists()
+    program = tte.load(pte)
+    assert [p.name for p in program.data_paths] == ["external.ptd"]
+    x = torch.ones(2, 3)
+    (y,) = program.forward(x)
+    assert torch.allclose(y, (x + 1) * 3.0)
+
+
+def test_explicit_data_path(tte, host_provider, programs):
+    pte = programs["external"]
+    program = tte.load(pte, data_path=pte.parent / "external.ptd")
+    (y,) = program.forward(torch.zeros(2, 3))
+    assert torch.allclose(y, torch.full((2, 3), 3.0))
+
+
+def test_load_from_bytes(tte, host_provider, programs):
+    program = tte.load(programs["add_one"].read_bytes())
+    (y,) = program.forward(torch.zeros(2, 3))
+    assert torch.equal(y, torch.ones(2, 3))
+
+
+def test_provider_load_option(tte, host_provider, programs):
+    program = tte.load(programs["add_one"], options={"provider": host_provider})
+    (delegate,) = program.delegates
+    assert delegate.provider == host_provider
+
+
+def test_device_resident_metadata(tte, host_provider, programs):
+    program = tte.load(programs["resident"])
+    info = program.method()
+    assert info.inputs[0].device == "cuda:0"
+    assert info.inputs[0].memory_planned is False
+
+
+def test_close_and_context_manager(tte, host_provider, programs):
+    with tte.load(programs["add_one"]) as program:
+        program.forward(torch.zeros(2, 3))
+    assert program.closed
+    with pytest.raises(tte.errors.InvalidStateError, match="closed"):
+        program.forward(torch.zeros(2, 3))
+
+
+def test_etdump(tte, host_provider, programs, tmp_path):
+    program = tte.load(programs["add_one"], enable_etdump=True)
+    program.forward(torch.zeros(2, 3))
+    target = tmp_path / "run.etdp"
+    program.write_etdump(target)
+    assert target.stat().st_size > 0
+
+
+def test_runtime_load_is_the_same_program(tte, host_provider, programs):
+    from torch_tensorrt_executorch_runtime import runtime
+
+    program = runtime.load(str(programs["add_one"]))
+    assert isinstance(program, tte.Program)
+    assert "forward" in program.method_names
+    (y,) = program.forward(torch.zeros(2, 3))
+    assert torch.equal(y, torch.ones(2, 3))

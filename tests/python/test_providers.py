@@ -1,0 +1,216 @@
+"""The provider extension point: Python providers over the provider ABI, and libraries."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+SCALE_MAGIC = b"PY-SCALE-ENGINE\n"
+
+
+class ScaleEngine:
+    """y = x * factor on host memory; x is float32 [1..8, 3]."""
+
+    def __init__(self, factor: float, log: list):
+        from torch_tensorrt_executorch_runtime.providers import IoTensor
+
+        self.factor = factor
+        self.log = log
+        self.io_tensors = [
+            IoTensor("y", is_input=False, dtype="float32", rank=2),  # outputs first: bound by name
+            IoTensor("x", is_input=True, dtype="float32", rank=2),
+        ]
+        self.num_profiles = 1
+        self.shape = None
+        self.addresses = {}
+
+    def profile_shape(self, profile, name):
+        assert name == "x"
+        return (1, 3), (2, 3), (8, 3)
+
+    def set_input_shape(self, name, shape):
+        self.shape = shape
+
+    def get_output_shape(self, name):
+        return self.shape
+
+    def set_tensor_address(self, name, address):
+        self.addresses[name] = address
+
+    def enqueue(self, stream):
+        assert stream is None  # host memory: no stream
+        count = math.prod(self.shape)
+        x = np.ctypeslib.as_array((ctypes.c_float * count).from_address(self.addresses["x"]))
+        y = np.ctypeslib.as_array((ctypes.c_float * count).from_address(self.addresses["y"]))
+        y[:] = x * self.factor
+        self.log.append(("enqueue", self.shape))
+
+    def close(self):
+        self.log.append(("close",))
+
+
+class ScaleProvider:
+    def __init__(self):
+        self.log = []
+
+    def deserialize(self, plan, device_id, options):
+        data = bytes(plan)
+        if not data.startswith(SCALE_MAGIC):
+            return None
+        document = json.loads(data[len(SCALE_MAGIC) :])
+        if document.get("fail"):
+            raise RuntimeError(document["fail"])
+        self.log.append(("deserialize", device_id))
+        return ScaleEngine(document["factor"], self.log)
+
+    def close(self):
+        self.log.append(("release",))
+
+
+def scale_plan(factor: float, **extra) -> bytes:
+    return SCALE_MAGIC + json.dumps({"factor": factor, **extra}).encode()
+
+
+@pytest.fixture
+def scale_program(tmp_path):
+    from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
+
+    def make(factor=3.0, name="scale", **extra):
+        path = tmp_path / f"{name}.pte"
+        pack_program(
+            path,
+            [
+                EngineSpec(
+                    scale_plan(factor, **extra),
+                    [TensorSpec("x", "float32", [(1, 2, 8), 3])],
+                    [TensorSpec("y", "float32", ["x:0", 3])],
+                )
+            ],
+        )
+        return path
+
+    return make
+
+
+def test_python_host_provider_runs_a_program(tte, scale_program):
+    provider = ScaleProvider()
+    name = tte.register_provider(provider, name="py-scale", memory="host")
+    try:
+        assert name in tte.providers.providers()
+        program = tte.load(scale_program(2.5), options={"provider": "py-scale"})
+        x = torch.arange(12, dtype=torch.float32).reshape(4, 3)
+        (y,) = program.forward(x)
+        assert torch.allclose(y, x * 2.5)
+        (y,) = program.forward(torch.ones(1, 3))
+        assert torch.allclose(y, torch.full((1, 3), 2.5))
+        assert ("deserialize", 0) in provider.log
+        assert ("enqueue", (4, 3)) in provider.log and ("enqueue", (1, 3)) in provider.log
+        (delegate,) = program.delegates
+        assert delegate.provider == "py-scale"
+        program.close()
+        assert ("close",) in provider.log
+    finally:
+        tte.unregister_provider("py-scale")
+    assert "py-scale" not in tte.providers.providers()
+    assert ("release",) in provider.log
+
+
+def test_python_provider_error_reaches_the_user(tte, scale_program):
+    tte.register_provider(ScaleProvider(), name="py-scale-fail", memory="host")
+    try:
+        program = tte.load(scale_program(fail="plan refused by the test"), options={"provider": "py-scale-fail"})
+        with pytest.raises(tte.errors.Error, match="plan refused by the test"):
+            program.forward(torch.ones(2, 3))
+    finally:
+        tte.unregister_provider("py-scale-fail")
+
+
+def test_engines_outlive_unregistration(tte, scale_program):
+    provider = ScaleProvider()
+    tte.register_provider(provider, name="py-scale-alive", memory="host")
+    program = tte.load(scale_program(4.0), options={"provider": "py-scale-alive"})
+    program.load_method()
+    tte.unregister_provider("py-scale-alive")
+    assert ("release",) not in provider.log
+    (y,) = program.forward(torch.ones(2, 3))
+    assert torch.allclose(y, torch.full((2, 3), 4.0))
+    program.close()
+    assert provider.log[-1] == ("release",)
+
+
+def test_duplicate_name_is_refused(tte):
+    tte.register_provider(ScaleProvider(), name="py-dup", memory="host")
+    try:
+        with pytest.raises(tte.errors.Error, match="py-dup"):
+            tte.register_provider(ScaleProvider(), name="py-dup", memory="host")
+    finally:
+        tte.unregister_provider("py-dup")
+
+
+def test_bad_registrations(tte):
+    with pytest.raises(TypeError, match="deserialize"):
+        tte.register_provider(object(), name="nothing")
+    with pytest.raises(ValueError, match="memory"):
+        tte.register_provider(ScaleProvider(), name="x", memory="shared")
+    with pytest.raises(tte.errors.Error):
+        tte.unregister_provider("never-registered")
+
+
+def test_not_accepted_passes_the_plan_on(run_python, tmp_path):
+    """tensorrt-python and a refusing provider pass; the third provider takes the plan."""
+    from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
+    from torch_tensorrt_executorch_runtime.testing import MAGIC
+
+    path = tmp_path / "chain.pte"
+    plan = MAGIC + b"not json: for the chain test"
+    pack_program(path, [EngineSpec(plan, [TensorSpec("x", "float32", [3])], [TensorSpec("y", "float32", [3])])])
+    result = run_python(
+        f"""
+        import ctypes, numpy as np
+        import torch_tensorrt_executorch_runtime as tte
+        from torch_tensorrt_executorch_runtime.providers import IoTensor, NotAcceptedError
+
+        class Refuser:
+            def deserialize(self, plan, device_id, options):
+                raise NotAcceptedError("not mine")
+
+        class Engine:
+            io_tensors = [IoTensor("x", True, "float32", 1), IoTensor("y", False, "float32", 1)]
+            num_profiles = 1
+            def profile_shape(self, profile, name): return (3,), (3,), (3,)
+            def set_input_shape(self, name, shape): pass
+            def get_output_shape(self, name): return (3,)
+            def set_tensor_address(self, name, address): setattr(self, name, address)
+            def enqueue(self, stream):
+                ctypes.memmove(self.y, self.x, 12)
+
+        class Taker:
+            def deserialize(self, plan, device_id, options):
+                return Engine() if bytes(plan).endswith(b"chain test") else None
+
+        tte.register_provider(Refuser(), name="refuser", memory="host")
+        tte.register_provider(Taker(), name="taker", memory="host")
+        print(tte.providers.providers())
+        program = tte.load({str(path)!r})
+        (y,) = program.forward(np.array([1, 2, 3], np.float32))
+        print(y.tolist(), program.delegates[0].provider)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].index("tensorrt-python") < lines[0].index("refuser") < lines[0].index("taker")
+    assert lines[-1] == "[1.0, 2.0, 3.0] taker"
+
+
+def test_provider_library_registration(tte, host_library):
+    names = tte.providers.providers()
+    if "test-host" in names:
+        pytest.skip("test-host is already registered in this session")
+    added = tte.register_provider_library(host_library)
+    assert added == ["test-host"]
