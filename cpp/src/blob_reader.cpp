@@ -112,14 +112,27 @@ class MetadataCheck final : public nlohmann::json_sax<Json> {
   }
 
  private:
+  // nlohmann's message without its "[json.exception.parse_error.101] "
+  // prefix, and ASCII only: it quotes the bytes it stopped at, which may be
+  // invalid UTF-8.
   static std::string parse_error_text(const std::exception& e) {
-    // Without nlohmann's "[json.exception.parse_error.101] " prefix.
-    std::string text = e.what();
+    std::string_view text = e.what();
     if (!text.empty() && text[0] == '[') {
       const std::size_t end = text.find("] ");
-      if (end != std::string::npos) text.erase(0, end + 2);
+      if (end != std::string_view::npos) text.remove_prefix(end + 2);
     }
-    return text;
+    std::string out;
+    char escaped[8];
+    for (const char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c >= 0x7f) {
+        std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+        out += escaped;
+      } else {
+        out += ch;
+      }
+    }
+    return out;
   }
 
   bool value() {

@@ -54,8 +54,6 @@ class EngineSession {
   executorch::runtime::Error execute(executorch::runtime::BackendExecutionContext& context,
                                      executorch::runtime::Span<executorch::runtime::EValue*> args);
 
-  const std::string& provider_name() const { return provider_->name(); }
-
  private:
   struct Binding;  // where one tensor's engine address comes from this call
 

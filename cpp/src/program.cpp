@@ -361,8 +361,9 @@ struct MethodState {
 Program::Program() = default;
 Program::~Program() {
   std::lock_guard<std::mutex> lock(mutex_);
-  methods_.clear();
+  // The methods point into the buffers kept in methods_: drop them first.
   module_.reset();
+  methods_.clear();
 }
 
 namespace {
@@ -676,6 +677,29 @@ ProgramStatus Program::ensure_loaded(const std::string& method, MethodState** st
                                        " cannot be read (" + et_error_text(error) + ")");
       }
     }
+  }
+  // Module allocates (and zero-fills) the host arenas the program asks for;
+  // refuse sizes no machine here could hold, e.g. from a damaged file.
+  uint64_t host_bytes = 0;
+  for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) {
+    auto size = meta->memory_planned_buffer_size(i);
+    auto device = meta->memory_planned_buffer_device(i);
+    if (!size.ok() || *size < 0) {
+      return ProgramStatus::Fail(TTE_ERROR_INVALID_PROGRAM,
+                                 "method '" + method + "' is damaged: planned buffer " +
+                                     std::to_string(i) + " has no valid size");
+    }
+    if (!device.ok() || device->is_cpu()) {
+      host_bytes += static_cast<uint64_t>(*size);
+    }
+  }
+  const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (physical > 0 && host_bytes > physical) {
+    return ProgramStatus::Fail(TTE_ERROR_OUT_OF_MEMORY,
+                               "method '" + method + "' plans " + std::to_string(host_bytes) +
+                                   " bytes of host memory, more than this machine has (" +
+                                   std::to_string(physical) + ")");
   }
   // Device-planned arenas come from ExecuTorch's DeviceAllocator registry;
   // say why before Module fails with a bare NotFound.

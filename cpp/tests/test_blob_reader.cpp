@@ -349,6 +349,13 @@ TEST(BlobReader, ReadsRawUtf8Names) {
   EXPECT_EQ(result.value().metadata.output_names(), std::vector<std::string>{"\xf0\x9f\x98\x80"});
 }
 
+TEST(BlobReader, ParseErrorsAreReportedInAscii) {
+  // The parser quotes the bytes it stopped at; they may not be UTF-8.
+  const std::string error = error_for("{\"io_bindings\":[{\"name\":\"\xff\xfe\",\"is_input\":true}]}");
+  EXPECT_ERROR(error, "\\xff");
+  for (const char c : error) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << error;
+}
+
 TEST(BlobReader, RejectsInvalidUtf8AndLoneSurrogates) {
   EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\xff\xfe\",\"is_input\":true}]}"), "not valid JSON");
   EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\xc3\",\"is_input\":true}]}"), "not valid JSON");

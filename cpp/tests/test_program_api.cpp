@@ -641,6 +641,28 @@ TEST_F(ProgramApi, DevicePlannedProgramNeedsAGpu) {
   EXPECT_NE(std::string(error.message).find("target_device=cuda:0"), std::string::npos)
       << error.message;
   EXPECT_NE(std::string(error.message).find("no CUDA device"), std::string::npos) << error.message;
+  // Metadata still comes from the program; the device stays unknown.
+  TteValueInfo info{};
+  ASSERT_EQ(tte_program_input_info(program.get(), "forward", 0, &info, &error), TTE_OK)
+      << error.message;
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.device_type, -1);
+  EXPECT_EQ(info.device_index, -1);
+}
+
+TEST_F(ProgramApi, OutputsCanBeReleasedAfterClose) {
+  TteProgram* handle = nullptr;
+  ASSERT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), nullptr, &handle, nullptr), TTE_OK);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  TteOutput view{};
+  TteOutput copy{};
+  ASSERT_EQ(tte_program_run(handle, "forward", &in, 1, 0, &view, 1, nullptr), TTE_OK);
+  ASSERT_EQ(tte_program_run(handle, "forward", &in, 1, 1, &copy, 1, nullptr), TTE_OK);
+  tte_program_close(handle);
+  EXPECT_EQ(static_cast<const float*>(copy.tensor->dl_tensor.data)[0], 1.0f);
+  view.tensor->deleter(view.tensor);
+  copy.tensor->deleter(copy.tensor);
 }
 
 TEST_F(ProgramApi, EtdumpNeedsToBeEnabled) {
@@ -662,6 +684,7 @@ TEST_F(ProgramApi, EtdumpNeedsToBeEnabled) {
   EXPECT_GT(read_bytes(path).size(), 16u);
   std::remove(path.c_str());
   // Recording goes on after a write.
+  outputs.release();
   ASSERT_EQ(run(traced, x.tensor, outputs), TTE_OK);
   ASSERT_EQ(tte_program_write_etdump(traced.get(), path.c_str(), &error), TTE_OK) << error.message;
   std::remove(path.c_str());

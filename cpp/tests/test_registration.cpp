@@ -98,6 +98,25 @@ class DummyBackend final : public et::BackendInterface {
   }
 };
 
+TEST(Plugin, LogLevelFromTheEnvironmentAtLoad) {
+  auto level_of_copy = [](const char* value, const std::string& tag) {
+    setenv("TORCH_TENSORRT_EXECUTORCH_LOG_LEVEL", value, 1);
+    void* copy = load_plugin_copy(tag);
+    unsetenv("TORCH_TENSORRT_EXECUTORCH_LOG_LEVEL");
+    EXPECT_NE(copy, nullptr) << dlerror();
+    auto get = reinterpret_cast<decltype(&tte_get_log_level)>(dlsym(copy, "tte_get_log_level"));
+    return get();
+  };
+  StderrCapture log;
+  EXPECT_EQ(level_of_copy("error", "env-error"), TTE_LOG_ERROR);
+  EXPECT_EQ(level_of_copy("DEBUG", "env-debug"), TTE_LOG_DEBUG);
+  EXPECT_EQ(level_of_copy("off", "env-off"), TTE_LOG_OFF);
+  EXPECT_EQ(level_of_copy("loud", "env-bad"), TTE_LOG_WARNING);
+  EXPECT_NE(log.text().find("ignoring TORCH_TENSORRT_EXECUTORCH_LOG_LEVEL='loud'"),
+            std::string::npos)
+      << log.text();
+}
+
 TEST(Registration, AnotherOwnerIsNamedAndTheRegistryFullIsSaid) {
   const std::string owner = tte_library_path();
   StderrCapture log;

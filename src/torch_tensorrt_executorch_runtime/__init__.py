@@ -24,10 +24,6 @@ from .errors import DelegateCompatibilityError
 from .program import DelegateInfo, MethodInfo, Program, ValueInfo, load
 from .providers import register_provider, register_provider_library, unregister_provider
 
-try:
-    __version__ = _metadata.version("torch-tensorrt-executorch-runtime")
-except _metadata.PackageNotFoundError:
-    __version__ = "0+unknown"
 
 
 def _activate_on_import() -> None:
@@ -41,7 +37,20 @@ def _activate_on_import() -> None:
             raise
 
 
+def _version() -> str:
+    try:
+        return _metadata.version("torch-tensorrt-executorch-runtime")
+    except _metadata.PackageNotFoundError:
+        # A source checkout run against a build tree: the plugin carries the
+        # same version (both come from versions.json).
+        from . import _library
+
+        lib = _library.loaded_plugin()
+        return lib.tte_version().decode() if lib is not None else "0+unknown"
+
+
 _activate_on_import()
+__version__ = _version()
 
 __all__ = [
     "BACKEND_NAME",

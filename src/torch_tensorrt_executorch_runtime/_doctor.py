@@ -127,7 +127,12 @@ def collect() -> dict:
         "path": str(root) if root else None,
         "lib": str(_library.executorch_lib_dir()) if _library.executorch_lib_dir() else None,
     }
-    if executorch_version is None:
+    if executorch_version is None and lib is not None:
+        # A conda install: the plugin found ExecuTorch's runtime (libexecutorch)
+        # in the environment's lib/; only the Python package is absent.
+        missing("executorch's Python package (export, executorch.runtime)",
+                f"pip install executorch=={EXECUTORCH_PIN}")
+    elif executorch_version is None:
         problem("executorch is not installed", f"pip install executorch=={EXECUTORCH_PIN}")
     elif executorch_version != EXECUTORCH_PIN:
         problem(

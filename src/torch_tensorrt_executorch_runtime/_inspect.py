@@ -182,8 +182,22 @@ def _runnable(path: Path, lib, plugin_error, delegates, info, try_load: bool) ->
 
 
 def _try_load(path: Path, info) -> dict:
+    from . import _logging
     from .program import load
 
+    # The outcome goes into the report; the plugin's own log lines about it
+    # would only repeat it (unless debugging).
+    lib = _activation.require()
+    level = lib.tte_get_log_level()
+    if _logging.get_log_level() != "debug":
+        lib.tte_set_log_level(_c_api.TTE_LOG_OFF)
+    try:
+        return _load_methods(path, info, load)
+    finally:
+        lib.tte_set_log_level(level)
+
+
+def _load_methods(path: Path, info, load) -> dict:
     try:
         data_files = _external_data.find_data_files(path)
         program = load(path, data_path=data_files or None)

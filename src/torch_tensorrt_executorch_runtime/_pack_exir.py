@@ -159,6 +159,7 @@ def _only_our_backend():
     attribute of that name shadows type's method for the duration.
     """
     original = type.__subclasses__
+    previous = BackendDetails.__dict__.get("__subclasses__")
 
     def visible():
         return [c for c in original(BackendDetails) if c.__name__ != BACKEND_ID or c is TensorRTBackend]
@@ -167,7 +168,10 @@ def _only_our_backend():
     try:
         yield
     finally:
-        del BackendDetails.__subclasses__
+        if previous is None:
+            del BackendDetails.__subclasses__
+        else:
+            BackendDetails.__subclasses__ = previous
 
 
 class _MethodModule(torch.nn.Module):

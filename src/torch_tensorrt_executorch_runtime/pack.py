@@ -89,7 +89,7 @@ WEIGHT_STREAMING_BUDGET_KEY = "weight_streaming_budget"
 TARGET_DEVICE_KEY = "target_device"
 _WEIGHT_STREAMING_BUDGET_LIMIT = 2**63
 
-Dim = Union[int, tuple, str]
+DimSpec = Union[int, tuple, str]  # an int, (min, opt, max) or "input_name:dim"
 
 
 class PackError(ValueError):
@@ -139,7 +139,7 @@ class TensorSpec:
 
     name: str
     dtype: str
-    shape: Sequence[Dim]
+    shape: Sequence[DimSpec]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -154,7 +154,7 @@ class TensorSpec:
         object.__setattr__(self, "shape", tuple(dims))
 
     @staticmethod
-    def _check_dim(dim: object, where: str) -> Dim:
+    def _check_dim(dim: object, where: str) -> DimSpec:
         if _is_int(dim):
             if dim < 0:
                 raise PackError(f"{where}: size must be >= 0, got {dim}")
@@ -384,7 +384,7 @@ class PackedProgram:
         return written
 
 
-# ---- wiring (pure Python, so every spec error is reported without torch) ----
+# Wiring is pure Python, so every spec error is reported without torch.
 
 @dataclass(frozen=True)
 class _EnginePlan:
@@ -407,7 +407,7 @@ class MethodPlan:
     epilogue: tuple[tuple[int, tuple[float, ...]], ...]  # (output index, constant values)
 
 
-def _bounds(dim: Dim) -> tuple[int, int]:
+def _bounds(dim: DimSpec) -> tuple[int, int]:
     if _is_int(dim):
         return dim, dim
     return dim[0], dim[2]

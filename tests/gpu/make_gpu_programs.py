@@ -98,6 +98,7 @@ def main(out: Path) -> None:
             aliased_io=[("cache_out", "cache", "kv_cache_update")],
         )],
         placement="device_resident",
+        alias_mode="input",  # the caller owns the cache buffer
     )
 
     # For the multi-GPU checks: one delegate on device 1, and one method with

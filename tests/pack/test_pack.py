@@ -359,7 +359,7 @@ print("ok")
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stdout + result.stderr
 
 
-# ---- errors: all raised while checking specs, before anything is traced ----
+# Errors: all raised while checking specs, before anything is traced.
 
 def _engine(inputs, outputs, **options):
     return EngineSpec(b"plan", inputs, outputs, **options)

@@ -121,6 +121,8 @@ def test_reads_a_path_and_skips_payloads(program, tmp_path):
     path.write_bytes(program.program)
     from_path = read_program(path)
     assert from_path == read_program(program.program)
+    assert read_program(bytearray(program.program)) == from_path
+    assert read_program(memoryview(program.program)) == from_path
     light = read_program(str(path), payloads=False)
     delegate = light.methods[0].delegates[0]
     assert delegate.payload is None and delegate.payload_size == from_path.methods[0].delegates[0].payload_size

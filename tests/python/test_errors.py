@@ -106,9 +106,27 @@ def test_bad_option_type(tte, programs):
         tte.load(programs["add_one"], options={"cuda_graphs": 1.5})
 
 
-def test_no_provider_accepts_the_plan(programs, run_python):
-    # A fresh process where no test provider is registered: the test plan is
-    # refused by the TensorRT provider, and no other provider exists.
+def test_no_provider_at_all(programs, run_python):
+    # A fresh process with no provider registered: the delegate cannot load.
+    result = run_python(
+        f"""
+        import torch, torch_tensorrt_executorch_runtime as tte
+        for name in tte.providers.providers():
+            tte.unregister_provider(name)
+        program = tte.load({str(programs["add_one"])!r})
+        try:
+            program.forward(torch.zeros(2, 3))
+        except tte.errors.Error as exc:
+            print("ERROR", type(exc).__name__, exc)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ERROR" in result.stdout
+    assert "provider" in result.stdout
+
+
+def test_only_the_tensorrt_provider_for_a_test_plan(programs, run_python, tte):
+    # tensorrt-python never accepts a test plan; without a GPU the backend says so first.
     result = run_python(
         f"""
         import torch, torch_tensorrt_executorch_runtime as tte
@@ -121,7 +139,10 @@ def test_no_provider_accepts_the_plan(programs, run_python):
     )
     assert result.returncode == 0, result.stderr
     assert "ERROR" in result.stdout
-    assert "provider" in result.stdout
+    if tte.cuda_device_count() == 0:
+        assert "NoDeviceError" in result.stdout and "no CUDA device" in result.stdout
+    else:
+        assert "provider" in result.stdout
 
 
 def test_tensorrt_provider_without_gpu_is_a_named_error(tte, tmp_path):

@@ -52,8 +52,8 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
   if constexpr (!HasWeightStreamingV2<Engine>::value) {
     if (request.has_budget) {
       TTE_NATIVE_LOG(environment, WARNING,
-                     "weight_streaming_budget ignored: TensorRT %s has no weight streaming "
-                     "budget API (TensorRT 10.1 or newer has)",
+                     "weight_streaming_budget ignored: the TensorRT %s headers this provider was "
+                     "built with have no setWeightStreamingBudgetV2",
                      tensorrt_header_version());
     }
     return Status::Ok();

@@ -1,0 +1,251 @@
+// The Program C API with CUDA memory: device tensors in, device outputs out,
+// device-planned and device-resident programs, caller streams. Runs the
+// fixture programs of test_program_api with the CUDA test provider (real
+// kernels: y = x + 1); every case skips without a CUDA device.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "torch_tensorrt_executorch/c_api.h"
+
+namespace {
+
+std::string fixture_dir() {
+  const char* dir = std::getenv("TTE_CPP_FIXTURE_DIR");
+  return dir != nullptr ? dir : TTE_CPP_FIXTURE_DIR;
+}
+
+std::string fixture(const std::string& name) { return fixture_dir() + "/" + name; }
+
+std::string cuda_provider_path() {
+  const char* dir = std::getenv("TTE_TEST_PROVIDER_DIR");
+  const std::filesystem::path base =
+      dir != nullptr ? std::filesystem::path(dir)
+                     : std::filesystem::path(TTE_TEST_HOST_PROVIDER).parent_path();
+  return (base / "libtte_test_provider_cuda.so").string();
+}
+
+class Program {
+ public:
+  ~Program() { tte_program_close(handle_); }
+  TteProgram* get() const { return handle_; }
+  TteProgram** out() { return &handle_; }
+
+ private:
+  TteProgram* handle_ = nullptr;
+};
+
+// Device memory holding `values` (floats), seen as a kDLCUDA DLTensor.
+struct DeviceTensor {
+  DeviceTensor(std::vector<int64_t> dims, const std::vector<float>& values) : shape(std::move(dims)) {
+    bytes = values.size() * sizeof(float);
+    EXPECT_EQ(cudaMalloc(&data, bytes == 0 ? 1 : bytes), cudaSuccess);
+    if (bytes > 0) {
+      EXPECT_EQ(cudaMemcpy(data, values.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    tensor.data = data;
+    tensor.device = DLDevice{kDLCUDA, 0};
+    tensor.ndim = static_cast<int32_t>(shape.size());
+    tensor.dtype = DLDataType{kDLFloat, 32, 1};
+    tensor.shape = shape.data();
+  }
+  ~DeviceTensor() { cudaFree(data); }
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+  size_t bytes = 0;
+  DLTensor tensor{};
+};
+
+std::vector<float> iota(size_t count, float first) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = first + static_cast<float>(i);
+  return values;
+}
+
+// Reads a float output wherever it lives.
+std::vector<float> read_floats(const DLTensor& t) {
+  size_t count = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) count *= static_cast<size_t>(t.shape[d]);
+  std::vector<float> values(count);
+  if (count > 0) {
+    EXPECT_EQ(cudaMemcpy(values.data(), static_cast<const char*>(t.data) + t.byte_offset,
+                         count * sizeof(float), cudaMemcpyDefault),
+              cudaSuccess);
+  }
+  return values;
+}
+
+struct Output {
+  ~Output() {
+    if (value.tensor != nullptr) value.tensor->deleter(value.tensor);
+  }
+  TteOutput value{};
+};
+
+class ProgramGpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (tte_cuda_device_count() == 0) {
+      return;
+    }
+    if (access(cuda_provider_path().c_str(), F_OK) != 0) {
+      return;
+    }
+    TteError error{};
+    provider_loaded_ = tte_load_engine_provider_library(cuda_provider_path().c_str(),
+                                                        TTE_PROVIDER_OTHER, &error) == TTE_OK;
+    if (!provider_loaded_) {
+      provider_error_ = error.message;
+    }
+  }
+
+  void SetUp() override {
+    if (tte_cuda_device_count() == 0) {
+      GTEST_SKIP() << "no CUDA device";
+    }
+    if (access(cuda_provider_path().c_str(), F_OK) != 0) {
+      GTEST_SKIP() << "CUDA test provider not built at " << cuda_provider_path();
+    }
+    ASSERT_TRUE(provider_loaded_) << provider_error_;
+  }
+
+  void open(Program& program, const std::string& name) {
+    TteError error{};
+    ASSERT_EQ(tte_program_open_file(fixture(name).c_str(), nullptr, program.out(), &error), TTE_OK)
+        << error.message;
+  }
+
+  TteStatus run(Program& program, const DLTensor& x, Output& y, int copy, std::string* message) {
+    TteInput in{};
+    in.tag = TTE_VALUE_TENSOR;
+    in.tensor = &x;
+    TteError error{};
+    const TteStatus status =
+        tte_program_run(program.get(), "forward", &in, 1, copy, &y.value, 1, &error);
+    *message = error.message;
+    return status;
+  }
+
+  static bool provider_loaded_;
+  static std::string provider_error_;
+};
+
+bool ProgramGpu::provider_loaded_ = false;
+std::string ProgramGpu::provider_error_;
+
+TEST_F(ProgramGpu, DeviceInputToAHostPlannedProgram) {
+  Program program;
+  open(program, "add_one.pte");
+  DeviceTensor x({2, 4}, iota(8, 0));
+  Output y;
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, y, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(y.value.tensor->dl_tensor.device.device_type, kDLCPU);
+  EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(8, 1));
+}
+
+TEST_F(ProgramGpu, DevicePlannedProgramRuns) {
+  Program program;
+  open(program, "device_planned.pte");
+  std::vector<float> host = iota(8, 10);
+  std::vector<int64_t> shape{2, 4};
+  DLTensor x{};
+  x.data = host.data();
+  x.device = DLDevice{kDLCPU, 0};
+  x.ndim = 2;
+  x.dtype = DLDataType{kDLFloat, 32, 1};
+  x.shape = shape.data();
+  Output y;
+  std::string message;
+  ASSERT_EQ(run(program, x, y, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(8, 11));
+  // Device inputs reach the same host-planned method input.
+  DeviceTensor dx({2, 4}, iota(8, 20));
+  Output y2;
+  ASSERT_EQ(run(program, dx.tensor, y2, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(read_floats(y2.value.tensor->dl_tensor), iota(8, 21));
+}
+
+TEST_F(ProgramGpu, DeviceResidentOutputsStayOnTheDevice) {
+  Program program;
+  open(program, "device_resident.pte");
+  DeviceTensor x({2, 4}, iota(8, 0));
+  std::string message;
+  Output view;
+  ASSERT_EQ(run(program, x.tensor, view, 0, &message), TTE_OK) << message;
+  const DLManagedTensorVersioned* v = view.value.tensor;
+  EXPECT_EQ(v->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(v->dl_tensor.device.device_id, 0);
+  EXPECT_FALSE(v->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, v->dl_tensor.data), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeDevice);
+  EXPECT_EQ(read_floats(v->dl_tensor), iota(8, 1));
+
+  Output copy;
+  ASSERT_EQ(run(program, x.tensor, copy, 1, &message), TTE_OK) << message;
+  const DLManagedTensorVersioned* c = copy.value.tensor;
+  EXPECT_EQ(c->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_TRUE(c->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+  EXPECT_NE(c->dl_tensor.data, v->dl_tensor.data);
+  EXPECT_EQ(read_floats(c->dl_tensor), iota(8, 1));
+}
+
+TEST_F(ProgramGpu, DeviceResidentProgramStagesHostInputs) {
+  Program program;
+  open(program, "device_resident.pte");
+  std::vector<float> host = iota(8, 5);
+  std::vector<int64_t> shape{2, 4};
+  DLTensor x{};
+  x.data = host.data();
+  x.device = DLDevice{kDLCPU, 0};
+  x.ndim = 2;
+  x.dtype = DLDataType{kDLFloat, 32, 1};
+  x.shape = shape.data();
+  Output y;
+  std::string message;
+  ASSERT_EQ(run(program, x, y, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(8, 6));
+}
+
+TEST_F(ProgramGpu, CallerStreamIsUsed) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  tte_set_thread_stream(stream);
+  {
+    Program program;
+    open(program, "device_resident.pte");
+    DeviceTensor x({2, 4}, iota(8, 100));
+    Output y;
+    std::string message;
+    ASSERT_EQ(run(program, x.tensor, y, 1, &message), TTE_OK) << message;
+    // Returned with the work finished: nothing left on the stream.
+    EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess);
+    EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(8, 101));
+    Program host_program;
+    open(host_program, "add_one.pte");
+    Output z;
+    ASSERT_EQ(run(host_program, x.tensor, z, 1, &message), TTE_OK) << message;
+    EXPECT_EQ(read_floats(z.value.tensor->dl_tensor), iota(8, 101));
+  }
+  tte_clear_thread_stream();
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(ProgramGpu, ZeroSizeDeviceTensor) {
+  Program program;
+  open(program, "add_one_zero.pte");
+  DeviceTensor x({0, 4}, {});
+  Output y;
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, y, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(y.value.tensor->dl_tensor.shape[0], 0);
+}
+
+}  // namespace
