@@ -8,7 +8,7 @@ to a file inside the tree, except the C library family, which always comes
 from the system. Libraries found that way are checked the same way in turn.
 Reads `readelf` output, so it also checks binaries for another architecture.
 
-Usage: conda-elf-check.py --root DIR [--machine AArch64] [--system NAME ...] FILE...
+Usage: conda-elf-check.py --root DIR [--machine AArch64] [--system NAME]... FILE...
 Exit status 1 when any check fails; the report names the file and the reason.
 """
 
@@ -134,8 +134,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, required=True, help="the install tree (a prefix or site-packages)")
     parser.add_argument("--machine", help="expected 'Machine:' of readelf -h, e.g. 'AArch64'")
-    parser.add_argument("--system", nargs="*", default=[],
-                        help="more library names the system provides (e.g. libstdc++.so.6 for wheels)")
+    parser.add_argument("--system", action="append", default=[], metavar="NAME",
+                        help="a library the system provides (e.g. libstdc++.so.6 for wheels); repeatable")
     parser.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args()
     problems = check(args.files, args.root, args.machine, set(args.system))

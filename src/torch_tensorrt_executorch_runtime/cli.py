@@ -46,15 +46,16 @@ class UsageError(Exception):
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr for runs longer than a second."""
+    """A one-line progress bar on stderr; mode "auto" shows it once a run takes over a second."""
 
     WIDTH = 30
 
-    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
+    def __init__(self, total: int, label: str, mode: str = "auto", stream=None):
         self.total = total
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = enabled and total > 1
+        self.enabled = mode != "off" and total > 1
+        self.delay = 0.0 if mode == "on" else 1.0
         self.start = time.perf_counter()
         self.last_draw = 0.0
         self.shown = False
@@ -65,7 +66,7 @@ class ProgressBar:
         if not self.enabled:
             return
         now = time.perf_counter()
-        if not self.shown and now - self.start < 1.0:
+        if not self.shown and now - self.start < self.delay:
             return
         fraction = done / self.total
         if self.tty:
@@ -211,7 +212,7 @@ def command_run(args) -> int:
         program.run(inputs, args.method)
     times = []
     outputs = []
-    progress = ProgressBar(args.num_runs, f"running '{args.method}'", enabled=not args.no_progress)
+    progress = ProgressBar(args.num_runs, f"running '{args.method}'", args.progress)
     for i in range(args.num_runs):
         start = time.perf_counter()
         outputs = program.run(inputs, args.method)
@@ -396,7 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     torch_group = run.add_mutually_exclusive_group()
     torch_group.add_argument("--torch", dest="torch", action="store_true", default=None, help="make torch tensors")
     torch_group.add_argument("--numpy", dest="torch", action="store_false", help="make numpy arrays")
-    run.add_argument("--no-progress", action="store_true")
+    run.add_argument(
+        "--progress", choices=("auto", "on", "off"), default="auto", help="progress bar on stderr (auto: runs over 1 s)"
+    )
     run.add_argument("--json", action="store_true")
     run.set_defaults(handler=command_run)
 

@@ -204,6 +204,18 @@ def _stream_handle(stream) -> int | None:
     )
 
 
+def _producer_stream(stream: int | None) -> int:
+    """The `stream` argument of `__dlpack__` for a run on `stream`.
+
+    The producer orders its pending work before that stream. DLPack reserves
+    0 for CUDA: the legacy default stream (handle 0) is spelled 1, and -1
+    (no known stream) asks the producer not to synchronize.
+    """
+    if stream is None:
+        return -1
+    return 1 if stream == 0 else stream
+
+
 def _current_stream_of(values) -> int | None:
     """The current CUDA stream of the library that made the CUDA inputs, if it has one."""
     for value in values:
@@ -516,9 +528,7 @@ class Program:
             raise InvalidArgumentError(f"{where} expects a {expected.kind}, got a tensor")
         device_type, _ = _dlpack.device_of(value)
         on_device = device_type in _CUDA_DLPACK_DEVICES
-        # The producer orders its pending work before the stream the run uses;
-        # with no known stream, -1 asks it not to synchronize anything.
-        producer_stream = (stream if stream is not None else -1) if on_device else None
+        producer_stream = _producer_stream(stream) if on_device else None
         tensor = _dlpack.borrow(value, producer_stream)
         keep.append(tensor)
         dl = tensor.dl_tensor

@@ -39,19 +39,3 @@ def rendered() -> dict[str, list[dict]]:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return {platform: module.render(platform) for platform in module.PLATFORMS}
-
-
-def by_name(outputs: list[dict], name: str) -> list[dict]:
-    return [o for o in outputs if o["name"] == name]
-
-
-def spec_names(specs: list) -> list[str]:
-    """Package names of rendered requirements (strings or pin_* objects)."""
-    names = []
-    for item in specs:
-        if isinstance(item, str):
-            names.append(item.split()[0])
-        else:
-            (_, args), = item.items()
-            names.append(args["name"])
-    return names

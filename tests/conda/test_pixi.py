@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import shlex
 
-from conftest import ROOT
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TASKS = {"build", "test", "lint", "bench", "render-recipe", "build-conda", "doctor"}
 

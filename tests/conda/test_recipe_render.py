@@ -4,16 +4,33 @@ each platform gets, their variants, dependencies, run_exports and tests."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, by_name, spec_names
+ROOT = Path(__file__).resolve().parents[2]
 
 PLUGIN = "libtorch-tensorrt-executorch"
 PLUGIN_DEVEL = "libtorch-tensorrt-executorch-devel"
 PYTHON_PACKAGE = "torch-tensorrt-executorch-runtime"
 ARCH_OUTPUTS = {"libexecutorch", "libexecutorch-devel", PLUGIN, PLUGIN_DEVEL, "torch-tensorrt"}
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
+
+
+def by_name(outputs: list[dict], name: str) -> list[dict]:
+    return [o for o in outputs if o["name"] == name]
+
+
+def spec_names(specs: list) -> list[str]:
+    """Package names of rendered requirements (strings or pin_* objects)."""
+    names = []
+    for item in specs:
+        if isinstance(item, str):
+            names.append(item.split()[0])
+        else:
+            (_, args), = item.items()
+            names.append(args["name"])
+    return names
 
 
 def test_each_platform_gets_every_package(rendered):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def recipe_context() -> dict[str, str]:

@@ -154,10 +154,14 @@ def test_run_failure_exits_1_with_the_reason(programs):
 
 def test_run_progress_bar(programs, host_library):
     result = cli(
-        "run", programs["add_one"], "--provider-library", host_library, "--num-runs", "20000", "--numpy"
+        "run", programs["add_one"], "--provider-library", host_library, "--num-runs", "50", "--numpy", "--progress", "on"
     )
     assert result.returncode == 0, result.stderr
-    assert "running 'forward'" in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == "running 'forward': 50/50"  # not a terminal: a line per tenth
+    assert len(lines) == 10
+    quiet = cli("run", programs["add_one"], "--provider-library", host_library, "--num-runs", "50", "--progress", "off")
+    assert quiet.stderr == ""
 
 
 def test_pack_then_inspect_and_run(tmp_path, host_library):

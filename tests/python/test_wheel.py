@@ -168,3 +168,29 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     )
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "installation is sound" in doctor.stdout
+
+
+def test_relocated_install_finds_executorch_through_python(tmp_path):
+    """Installed apart from executorch and nvidia (pip --target): RUNPATH misses, the package preloads them."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(WHEEL_PATH)], check=True
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "LD_"))}
+    env["PYTHONPATH"] = str(target)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch_tensorrt_executorch_runtime as t, executorch.runtime as r;"
+            "from torch_tensorrt_executorch_runtime import _library;"
+            "print(_library.plugin_path()); print('TensorRTBackend' in r.Runtime.get().backend_registry.registered_backend_names)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    path, seen = result.stdout.split()
+    assert path.startswith(str(target)) and seen == "True"
