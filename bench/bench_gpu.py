@@ -4,7 +4,7 @@ Runs on a machine with an NVIDIA GPU (scripts/gpu-check.sh calls it), with the
 CUDA test provider (its "engine" is real CUDA work) because no TensorRT engine
 can run there. Prints one JSON document and a table; never asserts.
 
-  python bench/bench_gpu.py --programs DIR --providers DIR --bin DIR [--out FILE]
+  python bench/bench_gpu.py --programs DIR --providers DIR --bin DIR --tte-run FILE [--out FILE]
 
 - delegate call, device-resident I/O, null kernel, C test provider (through
   tte-run, a C++ process over the C API) / bare kernel launch + sync   goal <= 1.3
@@ -120,14 +120,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--programs", type=Path, required=True)
     ap.add_argument("--providers", type=Path, required=True)
-    ap.add_argument("--bin", type=Path, required=True)
+    ap.add_argument("--bin", type=Path, required=True, help="folder with tte-cuda-baselines")
+    ap.add_argument("--tte-run", type=Path, required=True, help="the tte-run binary")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--runs", type=int, default=5000)
     args = ap.parse_args()
 
     cuda_provider = args.providers / "libtte_test_provider_cuda.so"
     baselines = run_json([str(args.bin / "tte-cuda-baselines")])
-    tte_run = args.bin / "tte-run"
+    tte_run = args.tte_run
     results: dict = {"baselines": baselines}
     rows = []
 

@@ -27,7 +27,16 @@ echo "[check-wheel] checking $wheel" >&2
 
 export TTE_WHEEL="$wheel" TTE_SLOW_TESTS=1
 [ "$skip_venv" = 1 ] && export TTE_WHEEL_SKIP_VENV=1
-# The installed package and the build tree's host test provider, as in scripts/test.sh.
-export TTE_TEST_PROVIDER_DIR="${TTE_TEST_PROVIDER_DIR:-$root/build/wheel/cpp}"
+# The tests import the package from this wheel, and take the host test
+# provider from a build tree (the wheel ships none).
+site=build/check-wheel/site
+rm -rf "$site"
+python -m pip install -q --no-deps --target "$site" "$wheel"
+export PYTHONPATH="$root/$site${PYTHONPATH:+:$PYTHONPATH}"
+if [ -z "${TTE_TEST_PROVIDER_DIR:-}" ]; then
+  for dir in build/check-wheel/build/cpp build/wheel/cpp; do
+    if [ -f "$dir/libtte_test_provider_host.so" ]; then export TTE_TEST_PROVIDER_DIR="$root/$dir"; break; fi
+  done
+fi
 python -m pytest -q -p no:cacheprovider --import-mode=importlib \
   tests/python/test_wheel.py tests/python/test_torch_tensorrt.py

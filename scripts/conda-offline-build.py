@@ -61,12 +61,30 @@ try:
     import rattler.package_streaming
     from rattler_build import (EnvironmentIsolation, JinjaConfig, PlatformConfig, RenderConfig,
                                Stage0Recipe, ToolConfiguration, VariantConfig)
+    from rattler_build.progress import ProgressCallback
 except ImportError:
     sys.exit("conda-offline-build: run scripts/setup-conda-tools.sh and use .venv-conda/bin/python")
 
 
 def log(message: str) -> None:
     print(f"[conda-offline-build] {message}", flush=True)
+
+
+class BuildLog(ProgressCallback):
+    """rattler-build's messages: all to a file, warnings and errors also here."""
+
+    def __init__(self, path: Path):
+        self.file = path.open("w")
+
+    def on_build_step(self, event) -> None:
+        self.file.write(f"== {event.step_name}: {event.message}\n")
+        self.file.flush()
+
+    def on_log(self, event) -> None:
+        self.file.write(f"{event.level}: {event.message}\n")
+        self.file.flush()
+        if event.level in ("warn", "error"):
+            print(f"    rattler-build {event.level}: {event.message}", flush=True)
 
 
 def fetch_wheel(spec: str) -> Path:
@@ -189,12 +207,29 @@ def build_standins() -> None:
     log(f"{len(list(STANDINS.glob('linux-64/*.conda')))} stand-ins in {STANDINS}")
 
 
+def source_copy() -> Path:
+    """The files git does not ignore, copied, so the build sees one consistent tree."""
+    src = WORK / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name, follow_symlinks=False)
+    if not (src / "LICENSE").exists():
+        log("the repository has no LICENSE, which the recipe packages: using a placeholder for this build only")
+        (src / "LICENSE").write_text("placeholder for an offline test build; the repository needs a LICENSE\n")
+    return src
+
+
 def build_recipe() -> list[Path]:
+    src = source_copy()
     platform = PlatformConfig(target_platform="linux-64", build_platform="linux-64", host_platform="linux-64")
-    variants = VariantConfig.from_file_with_context(ROOT / "recipe" / "variants.yaml",
+    variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml",
                                                     JinjaConfig(platform=platform))
     variants = variants.merge(VariantConfig({"cuda_compiler_version": [CUDA], "python": ["3.12"]}))
-    rendered = Stage0Recipe.from_file(ROOT / "recipe" / "recipe.yaml").render(
+    rendered = Stage0Recipe.from_file(src / "recipe" / "recipe.yaml").render(
         variants, RenderConfig(platform=platform))
     by_name = {}
     for variant in rendered:
@@ -207,7 +242,8 @@ def build_recipe() -> list[Path]:
         log(f"rattler-build: {name} {by_name[name].recipe.build.string}")
         result = by_name[name].run_build(
             tool_config=ToolConfiguration(test_strategy="native"), output_dir=OUTPUT,
-            channels=[OUTPUT.as_uri(), STANDINS.as_uri()], env_isolation=EnvironmentIsolation.NONE)
+            channels=[OUTPUT.as_uri(), STANDINS.as_uri()], env_isolation=EnvironmentIsolation.NONE,
+            progress_callback=BuildLog(WORK / f"{name}.log"))
         packages += [Path(p) for p in result.packages]
     return packages
 

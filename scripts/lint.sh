@@ -15,7 +15,8 @@ python_dirs=(src tests scripts recipe/tests)
 if command -v ruff >/dev/null; then
   run ruff check "${python_dirs[@]}"
 else
-  run "$py" -m compileall -q "${python_dirs[@]}"
+  # Byte-compiled files go to a scratch folder, not next to the sources.
+  PYTHONPYCACHEPREFIX="$(mktemp -d)" run "$py" -m compileall -q "${python_dirs[@]}"
 fi
 
 mapfile -t shell_scripts < <(git ls-files -co --exclude-standard '*.sh' .ci/run)

@@ -211,12 +211,12 @@ def test_cli_and_import_tests(rendered):
     assert "torch-tensorrt-executorch --help" in scripts and "torch-tensorrt-executorch doctor" in scripts
     for plugin in by_name(rendered["linux-64"], PLUGIN):
         scripts = " ".join(str(t["script"]) for t in plugin["tests"] if "script" in t)
-        assert "tte-run --help" in scripts and "load_libraries.py" in scripts
+        assert "tte-run --help" in scripts and "RTLD_NOW" in scripts
 
 
 @pytest.mark.parametrize("path", [
     "recipe/build.sh", "recipe/install-executorch-wheel.sh", "recipe/install-python-package.sh",
-    "recipe/tests/load_libraries.py", "recipe/tests/executorch-consumer/CMakeLists.txt",
+    "recipe/tests/executorch-consumer/CMakeLists.txt",
     "recipe/tests/plugin-consumer/CMakeLists.txt",
 ])
 def test_recipe_files_exist(path):

@@ -183,3 +183,21 @@ def test_registration_taken_by_another_library(run_python, tmp_path):
     name, _, message = result.stdout.partition("|")
     assert name.strip() == "RegistrationError"
     assert Path(original).name in message
+
+
+def test_numpy_only_without_torch(run_python, programs, host_library):
+    """torch is optional: with it unimportable, the package loads and runs numpy programs."""
+    result = run_python(
+        f"""
+        import sys
+        sys.modules["torch"] = None  # any `import torch` now raises ImportError
+        import numpy as np
+        import torch_tensorrt_executorch_runtime as tte
+        tte.register_provider_library({str(host_library)!r})
+        program = tte.load({str(programs["add"])!r})
+        (y,) = program.run([np.arange(4, dtype=np.int32), np.ones(4, dtype=np.int32)])
+        print(type(y).__name__, y.tolist())
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ndarray [1, 2, 3, 4]"

@@ -208,9 +208,20 @@ def test_not_accepted_passes_the_plan_on(run_python, tmp_path):
     assert lines[-1] == "[1.0, 2.0, 3.0] taker"
 
 
-def test_provider_library_registration(tte, host_library):
-    names = tte.providers.providers()
-    if "test-host" in names:
-        pytest.skip("test-host is already registered in this session")
-    added = tte.register_provider_library(host_library)
-    assert added == ["test-host"]
+def test_provider_library_registration(run_python, host_library):
+    result = run_python(
+        f"""
+        import torch_tensorrt_executorch_runtime as tte
+        print(tte.register_provider_library({str(host_library)!r}))
+        print(tte.providers.providers())
+        try:
+            tte.register_provider_library({str(host_library)!r})
+        except tte.errors.Error as exc:
+            print("again:", type(exc).__name__)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    added, names, again = result.stdout.strip().splitlines()
+    assert added == "['test-host']"
+    assert names == "['tensorrt-python', 'test-host']"
+    assert again.startswith("again:")

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..errors import NotAcceptedError
 
@@ -141,20 +141,12 @@ def providers() -> list[str]:
     return _bridge.names()
 
 
-def describe_provider(name: str) -> dict[str, Any]:
-    """What is known about a registered provider (kind, memory, Python object)."""
-    from . import _bridge
-
-    return _bridge.describe(name)
-
-
 __all__ = [
     "Engine",
     "EngineLoadOptions",
     "EngineProvider",
     "IoTensor",
     "NotAcceptedError",
-    "describe_provider",
     "providers",
     "register_provider",
     "register_provider_library",

@@ -396,24 +396,6 @@ def names() -> list[str]:
     return result
 
 
-def describe(name: str) -> dict:
-    if name not in names():
-        raise KeyError(f"no provider named '{name}' is registered; registered: {', '.join(names()) or 'none'}")
-    with _lock:
-        provider_id = _by_name.get(name)
-        registration = _registrations.get(provider_id) if provider_id else None
-    if registration is None:
-        return {"name": name, "python": False}
-    return {
-        "name": name,
-        "python": True,
-        "memory": registration.memory,
-        "capturable": registration.capturable,
-        "kind": registration.kind,
-        "object": registration.provider,
-    }
-
-
 def python_provider_names() -> list[str]:
     with _lock:
         return list(_by_name)

@@ -32,7 +32,6 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 
-from .. import _dtypes
 from ..errors import (
     ExecutionError,
     InvalidArgumentError,
