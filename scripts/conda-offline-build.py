@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the recipe's C++ packages with rattler-build, offline, and install them.
 
-No conda channel is reachable here, so the conda-forge packages the recipe
+For machines that reach no conda channel: the conda-forge packages the recipe
 needs are replaced by stand-ins built first into a local file:// channel
 (build/conda-offline/standins), each named and versioned like the
 conda-forge package it replaces:
@@ -20,7 +20,7 @@ conda-forge package it replaces:
     TTE_WITH_TENSORRT=OFF, passed through an unisolated build environment).
 Then it builds libexecutorch, libexecutorch-devel, libtorch-tensorrt-executorch
 and libtorch-tensorrt-executorch-devel (CUDA 13.0, linux-64) from
-recipe/recipe.yaml with rattler-build's own staging, relinking, link checks and
+recipe/recipe.yaml (in a copy of the files git does not ignore) with rattler-build's own staging, relinking, link checks and
 the recipe's tests (package_contents, scripts, the CMake consumers), solves
 and installs them from the file:// channels into a fresh prefix, and checks
 the installed plugin and tte-run there with readelf and a clean environment.
@@ -30,7 +30,7 @@ selection, build strings, run_exports and inherited dependencies, $ORIGIN
 relinking, tests). What it cannot: anything about conda-forge's real
 packages (compilers, sysroot, TensorRT).
 
-Usage: scripts/conda-offline-build.py   (runs in .venv-conda; downloads wheels with pip)
+Usage: scripts/conda-offline-build.py   (continues in .venv-conda; downloads wheels with pip)
 """
 
 from __future__ import annotations
@@ -63,7 +63,13 @@ try:
                                Stage0Recipe, ToolConfiguration, VariantConfig)
     from rattler_build.progress import ProgressCallback
 except ImportError:
-    sys.exit("conda-offline-build: run scripts/setup-conda-tools.sh and use .venv-conda/bin/python")
+    # Any interpreter can start this script; it continues in .venv-conda.
+    venv_python = ROOT / ".venv-conda" / "bin" / "python"
+    if not venv_python.exists():
+        subprocess.run([str(ROOT / "scripts" / "setup-conda-tools.sh")], check=True)
+    if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
+        sys.exit("conda-offline-build: py-rattler-build did not install into .venv-conda")
+    os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
 
 
 def log(message: str) -> None:
@@ -159,7 +165,7 @@ def standin_contents() -> list[dict]:
         {"name": "cuda-cudart", "version": cudart_version, "dir": src / "cuda-cudart", "run": [cuda_pin]},
         {"name": "cuda-cudart-dev", "version": cudart_version, "dir": src / "cuda-cudart-dev",
          "run": [f"cuda-cudart =={cudart_version}", cuda_pin],
-         "run_exports": [f"cuda-cudart >={cudart_version},<{CUDA.split('.')[0]}.0a0"]},
+         "run_exports": [f"cuda-cudart >={cudart_version},<{int(CUDA.split('.')[0]) + 1}.0a0"]},
         {"name": "cuda-crt-dev_linux-64", "version": crt_version, "dir": src / "cuda-crt-dev"},
         {"name": "nlohmann_json", "version": "3.11.2", "dir": src / "nlohmann_json"},
         {"name": "libstdcxx", "version": "12.2.0", "dir": src / "libstdcxx"},
@@ -167,10 +173,11 @@ def standin_contents() -> list[dict]:
         {"name": "cmake", "version": "3.31.10", "dir": src / "cmake"},
         {"name": "ninja", "version": "1.13.0", "dir": src / "ninja"},
         {"name": "python", "version": f"{sys.version_info[0]}.{sys.version_info[1]}.0", "dir": src / "python"},
-        {"name": "gcc_linux-64", "version": "14.2.0", "run_exports": ["libgcc >=12"]},
+        # Build-environment packages pass run_exports on only when strong.
+        {"name": "gcc_linux-64", "version": "14.2.0", "run_exports": {"strong": ["libgcc >=12"]}},
         {"name": "gxx_linux-64", "version": "14.2.0", "run": ["gcc_linux-64 ==14.2.0"],
-         "run_exports": ["libstdcxx >=12", "libgcc >=12"]},
-        {"name": "sysroot_linux-64", "version": "2.28", "run_exports": ["__glibc >=2.28,<3.0.a0"]},
+         "run_exports": {"strong": ["libstdcxx >=12", "libgcc >=12"]}},
+        {"name": "sysroot_linux-64", "version": "2.28", "run_exports": {"strong": ["__glibc >=2.28,<3.0.a0"]}},
         {"name": "unzip", "version": "6.0"},
         {"name": "gtest", "version": "1.12.1"},
         {"name": "libnvinfer", "version": "11.1.0.106"},

@@ -11,15 +11,19 @@ pyver="${2:-3.12}"
 build=build/wheel/cpp
 py=.venv/bin/python
 rm -rf "$out"; mkdir -p "$out"/{whl,providers,bin,programs,cpp-fixtures}
-$py -m pip wheel -q --no-build-isolation --no-deps -Cbuild-dir=build/wheel-release -w "$out/whl" .
+# The same build dir and settings as scripts/build.sh, so this is incremental.
+$py -m pip wheel -q --no-build-isolation --no-deps -Cbuild-dir=build/wheel -Ccmake.build-type=RelWithDebInfo \
+  -Ccmake.define.TTE_BUILD_TESTS=ON -w "$out/whl" .
 $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers
-cp "$build"/libtte_test_provider_host.so "$build"/libtte_test_provider_cuda.so "$out/providers/"
+for p in libtte_test_provider_host.so libtte_test_provider_cuda.so; do
+  strip -o "$out/providers/$p" "$build/$p"
+done
 for t in test_backend_gpu test_program_gpu test_cuda_test_provider; do
   strip -o "$out/bin/$t" "$build/tests/$t"
 done
 cp build/wheel/bench/tte-cuda-baselines "$out/bin/"
-cp "$build"/tests/fixtures/*.pte "$build"/tests/fixtures/*.npy "$out/cpp-fixtures/" 2>/dev/null || true
+$py tests/fixtures/make_cpp_fixtures.py "$out/cpp-fixtures" >/dev/null
 $py tests/gpu/make_gpu_programs.py "$out/programs" >/dev/null
 du -sh "$out"

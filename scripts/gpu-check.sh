@@ -33,7 +33,7 @@ echo "[gpu-check] C++ GPU tests"
 for t in "$bundle"/bin/test_*; do
   [ -x "$t" ] || continue
   echo "--- $(basename "$t")" | tee -a "$out/cpp-gpu-tests.log"
-  LD_LIBRARY_PATH="$libs" TTE_CPP_FIXTURE_DIR="$bundle/cpp-fixtures" "$t" 2>&1 | tail -n 40 | tee -a "$out/cpp-gpu-tests.log"
+  LD_LIBRARY_PATH="$libs:$bundle/providers" TTE_CPP_FIXTURE_DIR="$bundle/cpp-fixtures" "$t" 2>&1 | tail -n 40 | tee -a "$out/cpp-gpu-tests.log"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
 

@@ -1119,7 +1119,27 @@ Error EngineSession::enqueue(const std::vector<Binding>& bindings, void* stream)
     for (const Binding& binding : bindings) {
       signature.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(binding.address)));
     }
-    s = graphs_->run(signature, static_cast<cudaStream_t>(stream), plain, &error);
+    // The legacy default stream (torch's default) cannot be captured. The
+    // handle's own stream is a blocking stream, so work on it is ordered
+    // after what the caller already queued there; wait for it before the
+    // output copies, which stay on the caller's stream.
+    auto graph_stream = static_cast<cudaStream_t>(stream);
+    const bool legacy = graph_stream == nullptr || graph_stream == cudaStreamLegacy;
+    if (legacy) {
+      Result<void*> own = own_stream();
+      if (!own.ok()) {
+        return own.error();
+      }
+      graph_stream = static_cast<cudaStream_t>(*own);
+    }
+    auto on_graph_stream = [&](TteError* e) { return abi.enqueue(engine_, graph_stream, e); };
+    s = graphs_->run(signature, graph_stream, on_graph_stream, &error);
+    if (s == TTE_OK && legacy) {
+      const cudaError_t waited = cudaStreamSynchronize(graph_stream);
+      if (waited != cudaSuccess) {
+        return cuda_failure(waited, "waiting for the CUDA graph on the delegate's stream");
+      }
+    }
   } else {
     RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
     s = plain(&error);

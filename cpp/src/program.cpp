@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/data_loader/buffer_data_loader.h>
@@ -457,6 +458,122 @@ ProgramStatus make_options_map(const std::vector<BackendOptionValue>& values,
   return ProgramStatus::Ok();
 }
 
+// Fields of a flatbuffer table, read from raw bytes with every offset checked
+// against the buffer (program.fbs: ExecutionPlan.name and .delegates,
+// BackendDelegate.id and .processed, CompileSpec.key and .value).
+class FlatTable {
+ public:
+  FlatTable(const uint8_t* data, size_t size, size_t pos) : data_(data), size_(size), pos_(pos) {}
+  static std::optional<FlatTable> root(const uint8_t* data, size_t size) {
+    FlatTable at(data, size, 0);
+    return at.follow(0);
+  }
+  // The table or vector a reference field points to; nullopt when absent.
+  std::optional<FlatTable> field(int index) const {
+    const size_t at = field_position(index);
+    return at == 0 ? std::nullopt : follow(at);
+  }
+  // A scalar field, or `fallback` when absent.
+  template <typename T>
+  T scalar(int index, T fallback) const {
+    const size_t at = field_position(index);
+    T value = fallback;
+    return at != 0 && read(at, &value) ? value : fallback;
+  }
+  // Element `i` of a vector of tables.
+  std::optional<FlatTable> element(uint32_t i) const {
+    return follow(pos_ + 4 + static_cast<size_t>(i) * 4);
+  }
+  uint32_t length() const {
+    uint32_t n = 0;
+    return read(pos_, &n) ? n : 0;
+  }
+
+ private:
+  // Where field `index` is stored; 0 when absent.
+  size_t field_position(int index) const {
+    int32_t back = 0;
+    uint16_t vtable_size = 0;
+    uint16_t offset = 0;
+    if (!read(pos_, &back)) return 0;
+    const int64_t vtable = static_cast<int64_t>(pos_) - back;
+    const size_t slot = 4 + 2 * static_cast<size_t>(index);
+    if (vtable < 0 || !read(static_cast<size_t>(vtable), &vtable_size) || slot + 2 > vtable_size ||
+        !read(static_cast<size_t>(vtable) + slot, &offset)) {
+      return 0;
+    }
+    return offset == 0 ? 0 : pos_ + offset;
+  }
+  template <typename T>
+  bool read(size_t at, T* out) const {
+    if (at > size_ || size_ - at < sizeof(T)) return false;
+    std::memcpy(out, data_ + at, sizeof(T));
+    return true;
+  }
+  std::optional<FlatTable> follow(size_t at) const {
+    uint32_t offset = 0;
+    if (!read(at, &offset) || at + offset >= size_) return std::nullopt;
+    return FlatTable(data_, size_, at + offset);
+  }
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_;
+};
+
+// ExecuTorch 1.5.1 verifies the flatbuffer, whose schema makes every field
+// optional, then dereferences them (MethodMeta::num_inputs, uses_backend,
+// BackendDelegate::Init) and aborts on an unknown tensor dtype
+// (MethodMeta::input_tensor_meta): a damaged file crashed the process.
+// Refuse it here; exir writes all of these.
+ProgramStatus check_required_fields(const uint8_t* data, size_t size, const std::string& label) {
+  const auto damaged = [&](const std::string& what) {
+    return ProgramStatus::Fail(TTE_ERROR_INVALID_PROGRAM,
+                               "cannot load " + label + ": not a valid ExecuTorch program, or a "
+                               "truncated or damaged one (" + what + ")");
+  };
+  const auto program = FlatTable::root(data, size);
+  const auto plans = program ? program->field(1) : std::nullopt;
+  if (!plans) return ProgramStatus::Ok();  // ExecuTorch has judged the rest
+  for (uint32_t p = 0; p < plans->length(); ++p) {
+    const auto plan = plans->element(p);
+    if (!plan) return damaged("execution plan " + std::to_string(p) + " is missing");
+    // name, values, inputs, outputs, chains, operators, delegates, non_const_buffer_sizes
+    for (const int required : {0, 2, 3, 4, 5, 6, 7, 8}) {
+      if (!plan->field(required)) {
+        return damaged("execution plan " + std::to_string(p) + " lacks field " +
+                       std::to_string(required));
+      }
+    }
+    const auto values = plan->field(2);
+    for (uint32_t v = 0; v < values->length(); ++v) {
+      const auto value = values->element(v);
+      constexpr uint8_t kTensorValue = 5;  // KernelTypes.Tensor
+      if (!value || value->scalar<uint8_t>(0, 0) != kTensorValue) continue;
+      const auto tensor = value->field(1);
+      const auto dtype = tensor ? tensor->scalar<int8_t>(0, 0) : int8_t{0};
+      if (!tensor || !et::isValid(static_cast<executorch::aten::ScalarType>(dtype))) {
+        return damaged("execution plan " + std::to_string(p) + ", value " + std::to_string(v) +
+                       " is a tensor of unknown dtype " + std::to_string(dtype));
+      }
+    }
+    const auto delegates = plan->field(7);
+    for (uint32_t d = 0; delegates && d < delegates->length(); ++d) {
+      const std::string where = "execution plan " + std::to_string(p) + ", delegate " + std::to_string(d);
+      const auto delegate = delegates->element(d);
+      if (!delegate || !delegate->field(0)) return damaged(where + " has no backend id");
+      if (!delegate->field(1)) return damaged(where + " has no processed data");
+      const auto specs = delegate->field(2);
+      for (uint32_t c = 0; specs && c < specs->length(); ++c) {
+        const auto spec = specs->element(c);
+        if (!spec || !spec->field(0) || !spec->field(1)) {
+          return damaged(where + ", compile spec " + std::to_string(c) + " has no key or value");
+        }
+      }
+    }
+  }
+  return ProgramStatus::Ok();
+}
+
 }  // namespace
 
 ProgramStatus Program::open_file(const std::string& path, ProgramOptions options,
@@ -511,7 +628,19 @@ ProgramStatus Program::open_file(const std::string& path, ProgramOptions options
         nullptr, tracer(),
         std::make_unique<executorch::extension::BufferDataLoader>(bytes.data, bytes.size));
   }
-  const ProgramStatus status = program->finish_open("program '" + path + "'");
+  ProgramStatus status = program->finish_open("program '" + path + "'");
+  if (status.ok()) {
+    auto mapped = executorch::extension::MmapDataLoader::from(path.c_str());
+    auto size = mapped.ok() ? mapped->size() : et::Result<size_t>(mapped.error());
+    if (size.ok()) {
+      auto bytes = mapped->load(
+          0, *size, et::DataLoader::SegmentInfo(et::DataLoader::SegmentInfo::Type::Program));
+      if (bytes.ok()) {
+        status = check_required_fields(static_cast<const uint8_t*>(bytes->data()), bytes->size(),
+                                       "program '" + path + "'");
+      }
+    }
+  }
   if (!status.ok()) {
     return status;
   }
@@ -578,7 +707,11 @@ ProgramStatus Program::open_buffer(const void* data, size_t size, ProgramOptions
   }
   program->module_ = std::make_unique<ProgramModule>(std::move(program_loader), nullptr, nullptr,
                                                      std::move(tracer), std::move(data_loader));
-  const ProgramStatus status = program->finish_open("program buffer");
+  ProgramStatus status = program->finish_open("program buffer");
+  if (status.ok()) {
+    status = check_required_fields(static_cast<const uint8_t*>(program_bytes.data),
+                                   program_bytes.size, "program buffer");
+  }
   if (!status.ok()) {
     return status;
   }

@@ -11,11 +11,14 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
-#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -544,6 +547,29 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
+// `mkdir -p` with POSIX calls: std::filesystem needs a newer libstdc++ than
+// manylinux_2_28 allows, and stat() a newer glibc (docs/packaging.md).
+std::optional<std::string> make_directories(const std::string& path) {
+  for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
+    const std::string prefix = path.substr(0, end);
+    if (mkdir(prefix.c_str(), 0777) != 0) {
+      const int error = errno;
+      const int dir = open(prefix.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir < 0) {
+        return std::string(std::strerror(error));
+      }
+      close(dir);
+    }
+    if (end == std::string::npos) {
+      return std::nullopt;
+    }
+  }
+}
+
+std::string join_path(const std::string& dir, const std::string& name) {
+  return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
 void release_outputs(std::vector<TteOutput>& outputs) {
   for (TteOutput& output : outputs) {
     if (output.tensor != nullptr && output.tensor->deleter != nullptr) {
@@ -692,10 +718,8 @@ int run(const Arguments& args) {
 
   nlohmann::json saved = nlohmann::json::array();
   if (!args.save_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.save_dir, ec);
-    if (ec) {
-      return fail("cannot create '" + args.save_dir + "': " + ec.message());
+    if (auto error = make_directories(args.save_dir)) {
+      return fail("cannot create '" + args.save_dir + "': " + *error);
     }
     for (size_t i = 0; i < num_outputs; ++i) {
       nlohmann::json entry;
@@ -707,7 +731,7 @@ int run(const Arguments& args) {
       }
       const std::string file = "output_" + std::to_string(i) + ".npy";
       std::string message;
-      if (!tte::tools::write_npy((std::filesystem::path(args.save_dir) / file).string(),
+      if (!tte::tools::write_npy(join_path(args.save_dir, file),
                                  host[i].dtype, host[i].shape, host[i].data.data(),
                                  host[i].data.size(), &message)) {
         return fail("output " + std::to_string(i) + ": " + message);
@@ -725,7 +749,7 @@ int run(const Arguments& args) {
       manifest["inputs"].push_back(value.description);
     }
     manifest["outputs"] = saved;
-    FILE* file = std::fopen((std::filesystem::path(args.save_dir) / "outputs.json").c_str(), "w");
+    FILE* file = std::fopen(join_path(args.save_dir, "outputs.json").c_str(), "w");
     if (file == nullptr) {
       return fail("cannot write outputs.json in '" + args.save_dir + "'");
     }

@@ -66,6 +66,11 @@ T = TypeVar("T")
 class PteFormatError(InvalidProgramError):
     """The bytes are not a readable ExecuTorch program (truncated, corrupt, or another format)."""
 
+    def __init__(self, message: str, *args):
+        # Names read from a corrupt file can hold any character: keep the
+        # message on one printable line.
+        super().__init__("".join(c if c.isprintable() else ascii(c)[1:-1] for c in message), *args)
+
 
 class SchemaNotGeneratedError(ImportError):
     """The flatbuffer bindings were not generated (a source checkout that was never built)."""
@@ -295,7 +300,7 @@ def _read_value(reader: _Reader, fb, plan, value_count: int, index: int, where: 
     if table is None:
         raise PteFormatError(f"corrupt .pte: {where} value {index} is a tensor with no data")
     tensor = fb.Tensor()
-    tensor.Init(table.Bytes, table.Pos)
+    reader.call(f"{where} value {index}", lambda: tensor.Init(table.Bytes, table.Pos))
     return ValueInfo(index=index, kind=kind, tensor=_read_tensor(reader, fb, tensor, f"{where} value {index}"))
 
 
@@ -447,7 +452,7 @@ def _read_method(reader, fb, program, index, data, header, segments, payloads) -
         if table is None:
             continue
         tensor = fb.Tensor()
-        tensor.Init(table.Bytes, table.Pos)
+        reader.call(f"{where} value {i}", lambda: tensor.Init(table.Bytes, table.Pos))
         extra = reader.call(f"{where} value {i} extra_tensor_info", tensor.ExtraTensorInfo)
         if extra is not None and reader.call(f"{where} value {i} location", extra.Location) == fb.TensorDataLocation.EXTERNAL:
             external.add(reader.text(f"{where} value {i} fully_qualified_name", extra.FullyQualifiedName) or "")
@@ -474,6 +479,11 @@ def _read_extended_header(data) -> ExtendedHeader | None:
     _, length, program_size, base, segment_size = _EXTENDED_HEADER.unpack_from(data, _EXTENDED_HEADER_OFFSET)
     if length < _EXTENDED_HEADER.size:
         raise PteFormatError(f"corrupt .pte: extended header length {length} is below {_EXTENDED_HEADER.size}")
+    if program_size < _EXTENDED_HEADER_OFFSET:
+        raise PteFormatError(
+            f"corrupt .pte: the extended header gives a {program_size}-byte flatbuffer, shorter than "
+            f"its {_EXTENDED_HEADER_OFFSET}-byte prefix"
+        )
     if program_size > len(data):
         raise PteFormatError(
             f"truncated .pte: the flatbuffer is {program_size} bytes but the file has only {len(data)}"

@@ -16,32 +16,6 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device: the GPU checks run on a GPU machine (scripts/gpu-check.sh)", allow_module_level=True)
 
 
-class RuntimeStats(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32)] + [
-        (name, ctypes.c_uint64)
-        for name in ("h2d_copies", "h2d_bytes", "d2h_copies", "d2h_bytes", "d2d_copies", "d2d_bytes",
-                     "enqueues", "graph_captures", "graph_replays", "graph_fallbacks")
-    ]
-
-
-def _plugin() -> ctypes.CDLL:
-    from torch_tensorrt_executorch_runtime import _library
-
-    return ctypes.CDLL(str(_library.plugin_path()))
-
-
-def runtime_stats() -> RuntimeStats:
-    lib = _plugin()
-    stats = RuntimeStats()
-    stats.struct_size = ctypes.sizeof(RuntimeStats)
-    lib.tte_get_runtime_stats(ctypes.byref(stats))
-    return stats
-
-
-def reset_runtime_stats() -> None:
-    _plugin().tte_reset_runtime_stats()
-
-
 def provider_dir() -> Path:
     d = os.environ.get("TTE_TEST_PROVIDER_DIR")
     if not d:

@@ -12,7 +12,7 @@ import torch
 
 import torch_tensorrt_executorch_runtime as tte
 
-from conftest import reset_runtime_stats, runtime_stats
+from torch_tensorrt_executorch_runtime import reset_runtime_stats, runtime_stats
 
 N = 1 << 20
 
@@ -48,7 +48,7 @@ def test_device_resident_io_is_bound_without_host_copies(cuda_provider, programs
     stats = runtime_stats()
     assert y.is_cuda and y.device == x.device
     assert torch.equal(y, x + 1)
-    assert (stats.h2d_copies, stats.d2h_copies) == (0, 0), "device-resident I/O must not touch host memory"
+    assert (stats["h2d_copies"], stats["d2h_copies"]) == (0, 0), "device-resident I/O must not touch host memory"
 
 
 def test_host_io_is_staged_and_correct(cuda_provider, programs):
@@ -60,8 +60,8 @@ def test_host_io_is_staged_and_correct(cuda_provider, programs):
     stats = runtime_stats()
     assert y.device.type == "cpu"
     assert torch.equal(y, x + 1)
-    assert stats.h2d_copies >= 1 and stats.d2h_copies >= 1
-    assert stats.h2d_bytes >= 4 * N and stats.d2h_bytes >= 4 * N
+    assert stats["h2d_copies"] >= 1 and stats["d2h_copies"] >= 1
+    assert stats["h2d_bytes"] >= 4 * N and stats["d2h_bytes"] >= 4 * N
 
 
 def test_cuda_input_to_host_program(cuda_provider, programs):
@@ -81,7 +81,7 @@ def test_device_planned_program_uses_cuda_arenas(cuda_provider, programs):
     # The et_copy kernels move data through the registered allocator; the
     # delegate itself sees device pointers and stages nothing.
     stats = runtime_stats()
-    assert (stats.h2d_copies, stats.d2h_copies) == (0, 0)
+    assert (stats["h2d_copies"], stats["d2h_copies"]) == (0, 0)
 
 
 def test_aliased_kv_cache_is_updated_in_place_across_calls(cuda_provider, programs):
@@ -171,16 +171,26 @@ def test_cuda_graph_replay_matches_and_recaptures_on_new_shapes(cuda_provider, p
     for _ in range(3):
         assert torch.equal(graphed.forward(x)[0], plain.forward(x)[0])
     s = runtime_stats()
-    assert s.graph_replays >= 3
+    assert s["graph_replays"] >= 3
     x2 = torch.randn(11, 8, device="cuda")
     assert torch.equal(graphed.forward(x2)[0], plain.forward(x2)[0])
-    assert runtime_stats().graph_captures >= 1
+    assert runtime_stats()["graph_captures"] >= 1
 
 
 def test_uncapturable_provider_falls_back(cuda_provider, programs):
     cuda_provider.tte_test_cuda_provider_uncapturable.restype = ctypes.c_void_p
     if "test-cuda-nocapture" not in set(tte.providers.providers()):
-        tte.providers.register_provider_struct(cuda_provider.tte_test_cuda_provider_uncapturable())
+        from torch_tensorrt_executorch_runtime import _library
+
+        plugin = ctypes.CDLL(str(_library.plugin_path()))
+
+        class Error(ctypes.Structure):
+            _fields_ = [("code", ctypes.c_int32), ("message", ctypes.c_char * 1024)]
+
+        error = Error()
+        status = plugin.tte_register_engine_provider(
+            ctypes.c_void_p(cuda_provider.tte_test_cuda_provider_uncapturable()), 2, ctypes.byref(error))
+        assert status == 0, error.message
     program = tte.load(programs / "add_one_device_resident.pte",
                        options={"cuda_graphs": True, "provider": "test-cuda-nocapture"})
     x = x_cuda()
@@ -189,4 +199,4 @@ def test_uncapturable_provider_falls_back(cuda_provider, programs):
         (y,) = program.forward(x)
         assert torch.equal(y, x + 1)
     s = runtime_stats()
-    assert s.graph_captures == 0 and s.graph_replays == 0
+    assert s["graph_captures"] == 0 and s["graph_replays"] == 0

@@ -1,0 +1,94 @@
+"""Several threads on one program (serialized by its lock) and on several
+programs (in parallel) give the results of one thread; programs loaded and
+dropped while others run do not disturb them."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+THREADS = 8
+RUNS = 50
+
+
+def _inputs(seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(RUNS)]
+
+
+def _run_all(program, inputs) -> list[np.ndarray]:
+    return [program.forward(x)[0] for x in inputs]
+
+
+def test_eight_threads_share_one_program(tte, host_provider, packed):
+    per_thread = [_inputs(seed) for seed in range(THREADS)]
+    with tte.load(packed["add_one"]) as program:
+        expected = [_run_all(program, inputs) for inputs in per_thread]
+        start = threading.Barrier(THREADS)
+
+        def work(index):
+            start.wait()
+            return _run_all(program, per_thread[index])
+
+        with ThreadPoolExecutor(THREADS) as pool:
+            results = list(pool.map(work, range(THREADS)))
+    for got, want, inputs in zip(results, expected, per_thread):
+        for g, w, x in zip(got, want, inputs):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(g, x + 1)
+
+
+def test_eight_threads_on_eight_programs(tte, host_provider, packed):
+    per_thread = [_inputs(100 + seed) for seed in range(THREADS)]
+    programs = [tte.load(packed["add_one"]) for _ in range(THREADS)]
+    try:
+        expected = [_run_all(programs[0], inputs) for inputs in per_thread]
+        start = threading.Barrier(THREADS)
+
+        def work(index):
+            start.wait()
+            return _run_all(programs[index], per_thread[index])
+
+        with ThreadPoolExecutor(THREADS) as pool:
+            results = list(pool.map(work, range(THREADS)))
+    finally:
+        for program in programs:
+            program.close()
+    for got, want in zip(results, expected):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_loading_and_dropping_while_others_run(tte, host_provider, packed):
+    data = packed["add_one"].read_bytes()
+    stop = threading.Event()
+    errors = []
+
+    def churn():
+        x = np.ones((2, 4), dtype=np.float32)
+        while not stop.is_set():
+            try:
+                program = tte.load(data)
+                np.testing.assert_array_equal(program.forward(x)[0], x + 1)
+                program.close()
+            except Exception as error:  # reported below, not lost in the thread
+                errors.append(error)
+                return
+
+    churners = [threading.Thread(target=churn) for _ in range(3)]
+    for thread in churners:
+        thread.start()
+    try:
+        per_thread = [_inputs(200 + seed) for seed in range(4)]
+        with tte.load(packed["add_one"]) as program, ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda i: _run_all(program, per_thread[i]), range(4)))
+    finally:
+        stop.set()
+        for thread in churners:
+            thread.join()
+    assert not errors, errors
+    for got, inputs in zip(results, per_thread):
+        for g, x in zip(got, inputs):
+            np.testing.assert_array_equal(g, x + 1)
