@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Build the plugin, tte-run, the test providers and the C++ tests in
-# build/wheel, and install the Python package from that same build into .venv
-# (what users get from the wheel, plus the test targets).
+# Build the release wheel in build/wheel (with the C++ tests, test providers
+# and benchmark baselines beside it in the same CMake build), keep it in
+# build/dist, and install it into .venv: the tests run what users get.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 [ -x .venv/bin/python ] || scripts/setup.sh
 export PATH="$root/.venv/bin:$PATH"
 echo "[build] configuring and building in build/wheel (first build takes a few minutes)" >&2
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps \
+rm -rf build/dist
+.venv/bin/python -m pip wheel -q --no-build-isolation --no-deps \
   -Cbuild-dir=build/wheel \
-  -Ccmake.build-type=RelWithDebInfo \
+  -Ccmake.build-type=Release \
   -Ccmake.define.TTE_BUILD_TESTS=ON \
-  "$@" .
-echo "[build] installed $(.venv/bin/python -c 'import importlib.metadata as m; print("torch-tensorrt-executorch-runtime", m.version("torch-tensorrt-executorch-runtime"))')" >&2
+  -w build/dist "$@" .
+wheel="$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
+.venv/bin/python -m pip install -q --no-deps --force-reinstall "$wheel"
+echo "[build] installed $(basename "$wheel")" >&2

@@ -11,9 +11,8 @@ pyver="${2:-3.12}"
 build=build/wheel/cpp
 py=.venv/bin/python
 rm -rf "$out"; mkdir -p "$out"/{whl,providers,bin,programs,cpp-fixtures}
-# The same build dir and settings as scripts/build.sh, so this is incremental.
-$py -m pip wheel -q --no-build-isolation --no-deps -Cbuild-dir=build/wheel -Ccmake.build-type=RelWithDebInfo \
-  -Ccmake.define.TTE_BUILD_TESTS=ON -w "$out/whl" .
+[ -n "$(ls build/dist/*.whl 2>/dev/null)" ] || { echo "run scripts/build.sh first" >&2; exit 1; }
+cp build/dist/torch_tensorrt_executorch_runtime-*.whl "$out/whl/"
 $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers

@@ -28,10 +28,14 @@ python -m pytest -q -p no:cacheprovider --import-mode=importlib tests
 
 if [ "$quick" = 1 ]; then exit 0; fi
 
-for extra in scripts/sanitize.sh scripts/fuzz-smoke.sh scripts/conda-test.sh scripts/cross-aarch64.sh; do
-  if [ -x "$extra" ]; then
-    step "$extra"
-    "$extra"
-  fi
-done
+step "the wheel as users get it (tag, size, RUNPATH, auditwheel, a fresh venv)"
+scripts/check-wheel.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
+step "sanitizers (ASan + UBSan build of the plugin and its C++ tests)"
+scripts/sanitize.sh
+step "fuzz smoke pass"
+scripts/fuzz-smoke.sh
+step "conda recipe: offline render checks and a conda-like prefix"
+scripts/conda-test.sh
+step "linux-aarch64 cross build, C++ tests under qemu"
+scripts/cross-aarch64.sh
 step "all tests passed"

@@ -8,11 +8,11 @@
    libc.so.6 as aliases of the same code, so a reference pinned to the old
    version works on both sides: glibc >= 2.34 binds it in libc.so.6, older
    glibc in libdl.so.2 / libpthread.so.0, which the same module puts in
-   DT_NEEDED. Only functions whose pre-2.34 version is the architecture's
-   first one are listed (checked against libc.so.6; pthread_kill is not, its
-   GLIBC_2.34 version behaves differently). Naming one the code never calls
-   costs nothing: the assembler emits a versioned reference only for symbols
-   the file uses. */
+   DT_NEEDED. Listed are only functions whose pre-2.34 version is the
+   architecture's first one and whose two versions are one function in
+   libc.so.6 (not pthread_kill: its GLIBC_2.34 version is a separate one).
+   Naming a function the code never calls costs nothing: the assembler emits
+   a versioned reference only for symbols the file uses. */
 #ifndef TTE_GLIBC_COMPAT_H
 #define TTE_GLIBC_COMPAT_H
 

@@ -553,9 +553,12 @@ std::optional<std::string> make_directories(const std::string& path) {
   for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
     const std::string prefix = path.substr(0, end);
     if (mkdir(prefix.c_str(), 0777) != 0) {
-      const int error = errno;
+      int error = errno;
       const int dir = open(prefix.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (dir < 0) {
+        if (error == EEXIST) {
+          error = errno;  // there, but not a directory
+        }
         return std::string(std::strerror(error));
       }
       close(dir);

@@ -17,7 +17,6 @@ import pytest
 
 HOST_PROVIDER = "test-host"
 HOST_PROVIDER_FILE = "libtte_test_provider_host.so"
-REGRESSIONS = Path(__file__).resolve().parent.parent / "fuzz" / "regressions"
 
 
 def host_provider_library() -> Path:

@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REGRESSIONS
-
+REGRESSIONS = Path(__file__).resolve().parent.parent / "fuzz" / "regressions"
 PROGRAM_CASES = sorted((REGRESSIONS / "program").glob("*.pte"))
 READER_CASES = sorted((REGRESSIONS / "pte-reader").glob("*.pte"))
 

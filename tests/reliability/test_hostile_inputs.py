@@ -11,7 +11,12 @@ import struct
 import numpy as np
 import pytest
 
-from conftest import add_one_spec
+
+def add_one_spec():
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    return test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 4])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
 
 HEADER = struct.Struct("<4sIIIQ8s")
 RESERVED = b"\x01" + b"\x00" * 7
@@ -74,7 +79,7 @@ HOSTILE_BLOBS = {
     "huge-json-value-count": (blob(b'{"io_bindings":[],"x":[' + b"0," * 2_200_000 + b"0]}", good_engine()), "values"),
     # Names the engine does not have.
     "binding-names-not-in-engine": (blob(metadata(bindings(["not_x"], ["not_y"])), good_engine()), "not_x"),
-    "garbage-magic": (b"TR99" + bytes(60), "magic"),
+    "unknown-magic": (b"TR99" + bytes(60), "TR99"),
 }
 
 
