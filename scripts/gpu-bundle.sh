@@ -15,7 +15,7 @@ rm -rf "$out"; mkdir -p "$out"/{whl,providers,bin,programs,cpp-fixtures}
 cp build/dist/torch_tensorrt_executorch_runtime-*.whl "$out/whl/"
 $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers
+  -d "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging
 for p in libtte_test_provider_host.so libtte_test_provider_cuda.so; do
   strip -o "$out/providers/$p" "$build/$p"
 done

@@ -630,7 +630,8 @@ ProgramStatus Program::open_file(const std::string& path, ProgramOptions options
   }
   ProgramStatus status = program->finish_open("program '" + path + "'");
   if (status.ok()) {
-    auto mapped = executorch::extension::MmapDataLoader::from(path.c_str());
+    auto mapped = executorch::extension::MmapDataLoader::from(
+        path.c_str(), executorch::extension::MmapDataLoader::MlockConfig::NoMlock);
     auto size = mapped.ok() ? mapped->size() : et::Result<size_t>(mapped.error());
     if (size.ok()) {
       auto bytes = mapped->load(
