@@ -153,13 +153,16 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
+    # No PYTHONPATH for pip either: a copy of the package on it would make pip
+    # think the wheel is already installed.
+    clean_env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "TTE_", "LD_"))}
+    clean_env.pop("PYTHONPATH", None)
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(WHEEL_PATH)], capture_output=True, text=True, timeout=3600
+        [str(python), "-m", "pip", "install", "-q", str(WHEEL_PATH)],
+        capture_output=True, text=True, timeout=3600, env=clean_env,
     )
     if install.returncode != 0:
         pytest.fail(f"pip install of the wheel and its dependencies failed:\n{install.stdout}{install.stderr}")
-    clean_env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "TTE_", "LD_"))}
-    clean_env.pop("PYTHONPATH", None)
     imported = subprocess.run(
         [str(python), "-c", "import torch_tensorrt_executorch_runtime as t; print(t.__version__, t.providers.providers())"],
         capture_output=True,
