@@ -13,7 +13,10 @@ debian_packages=(libgtest-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${debian_packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    # With a second architecture enabled (the aarch64 cross build adds arm64),
+    # dpkg needs the native one spelled out for architecture-specific packages.
+    dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$(dpkg --print-architecture)" >/dev/null 2>&1 ||
+      missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing Debian packages: ${missing[*]}"

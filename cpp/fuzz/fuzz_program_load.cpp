@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -24,8 +25,9 @@ namespace {
 // Inputs larger than this are not allocated (a mutated size can claim
 // gigabytes); the method is still loaded and described.
 constexpr std::uint64_t kMaxInputBytes = 1u << 20;
-// Methods planning more memory than this are not loaded or run: such
-// a request is legitimate, and honouring it would only measure the machine.
+// Methods planning more memory than this, or declaring larger unplanned
+// outputs, are not loaded or run: such a request is legitimate, and
+// honouring it would only measure the machine.
 constexpr std::int64_t kMaxPlannedBytes = 64 << 20;
 
 namespace et = executorch::runtime;
@@ -141,17 +143,23 @@ void exercise_method(TteProgram* program, const char* method, const std::uint8_t
       in.double_value = 1.0;
     }
   }
+  std::uint64_t output_bytes = 0;
   for (std::size_t i = 0; i < num_outputs; ++i) {
     TteValueInfo info{};
     status = tte_program_output_info(program, method, i, &info, &error);
-    if (status != TTE_OK) check_error(status, error);
+    if (status != TTE_OK) {
+      check_error(status, error);
+    } else if (info.tag == TTE_VALUE_TENSOR) {
+      output_bytes += std::min<std::uint64_t>(info.nbytes, kMaxPlannedBytes + 1);
+    }
   }
   status = tte_program_load_method(program, method, &error);
   if (status != TTE_OK) {
     check_error(status, error);
     return;
   }
-  if (num_outputs > 64) return;
+  // Outputs the program does not plan get buffers of their declared size.
+  if (num_outputs > 64 || output_bytes > static_cast<std::uint64_t>(kMaxPlannedBytes)) return;
   for (int copy = 0; copy <= 1; ++copy) {
     std::vector<TteOutput> outputs(num_outputs);
     status = tte_program_run(program, method, inputs.data(), inputs.size(), copy, outputs.data(),
