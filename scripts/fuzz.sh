@@ -63,6 +63,11 @@ for n in "${names[@]}"; do
   [ -f "$root/cpp/fuzz/$n.dict" ] && extra+=("-dict=$root/cpp/fuzz/$n.dict")
   echo "== $n ${flags[*]}"
   if [ "$n" = pte-reader ]; then
+    # The harness reads the source tree; its flatbuffer bindings are generated
+    # (the build does it for installed packages), so make them here if missing.
+    generated="$root/src/torch_tensorrt_executorch_runtime/_generated"
+    [ -f "$generated/program_generated.py" ] ||
+      "$python_bin" "$root/scripts/generate-pte-schema.py" --out "$generated" >/dev/null
     export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
     export TORCH_TENSORRT_EXECUTORCH_LIBRARY="$build/cpp/libexecutorch_backend_tensorrt.so"
     if "$python_bin" -c "import atheris" 2>/dev/null; then

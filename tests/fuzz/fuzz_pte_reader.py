@@ -131,7 +131,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--mutate", action="store_true")
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--crash-dir", type=pathlib.Path, default=pathlib.Path("fuzz-findings"))
+    root = pathlib.Path(__file__).resolve().parents[2]
+    parser.add_argument("--crash-dir", type=pathlib.Path, default=root / "build" / "fuzz" / "artifacts" / "pte-reader")
     known, rest = parser.parse_known_args(argv)
     try:
         import atheris
