@@ -98,8 +98,10 @@ env PYTHONPATH="$root/src" TORCH_TENSORRT_EXECUTORCH_LIBRARY="$x86_plugin" \
   || { tail -20 "$build/fixtures.log"; die "packing the test programs failed"; }
 
 log "C++ unit tests under qemu-aarch64-static -L /usr/aarch64-linux-gnu"
-.venv/bin/ctest --test-dir "$build/cmake" --output-on-failure -j2 \
-  -E '^cpp_program_fixtures$' --fixture-exclude-setup tte_cpp_programs
+# The tests load provider libraries from TTE_TEST_PROVIDER_DIR when it is set
+# (scripts/test.sh sets it to the x86-64 build): point it at the aarch64 ones.
+TTE_TEST_PROVIDER_DIR="$root/$build/cmake/cpp" .venv/bin/ctest --test-dir "$build/cmake" \
+  --output-on-failure -j2 -E '^cpp_program_fixtures$' --fixture-exclude-setup tte_cpp_programs
 
 log "install and check ELF machine, NEEDED and RUNPATH (wheel layout: site-packages/)"
 .venv/bin/cmake --install "$build/cmake" > /dev/null
