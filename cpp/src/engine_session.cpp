@@ -1158,31 +1158,7 @@ Error EngineSession::finish_device_engine(const std::vector<Binding>& bindings, 
     count_copy(kind == PointerKind::kHost ? CopyKind::DeviceToHost : CopyKind::DeviceToDevice, n);
     return cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, cuda_stream);
   };
-  for (size_t o = 0; o < outputs_.size(); ++o) {
-    const EngineTensor& output = outputs_[o];
-    const Binding& binding = bindings[inputs_.size() + o];
-    cudaError_t status = cudaSuccess;
-    if (output.aliased_input >= 0) {
-      const Binding& input = bindings[output.aliased_input];
-      // The engine updated its input's memory. When that was a staging copy,
-      // write it back, so the caller's tensor is updated in place as it is
-      // on the device path.
-      if (input.staged && input.nbytes > 0) {
-        status = copy_out(input.data, input.kind, input.address, input.nbytes);
-      }
-      // And the delegate's own output tensor, when it is other memory.
-      if (status == cudaSuccess && binding.nbytes > 0 && binding.data != input.data) {
-        status = copy_out(binding.data, binding.kind, input.address,
-                          std::min(binding.nbytes, input.nbytes));
-      }
-    } else if (binding.staged) {
-      status = copy_out(binding.data, binding.kind, binding.address, binding.nbytes);
-    }
-    if (status != cudaSuccess) {
-      return cuda_failure(status, "copying output '" + output.name + "' back");
-    }
-  }
-  return Error::Ok;
+  return copy_outputs_back(bindings, copy_out);
 }
 
 Error EngineSession::finish_host_engine(const std::vector<Binding>& bindings) {
@@ -1195,15 +1171,24 @@ Error EngineSession::finish_host_engine(const std::vector<Binding>& bindings) {
     count_copy(CopyKind::HostToDevice, n);
     return cudaMemcpy(dst, src, n, cudaMemcpyDefault);
   };
+  return copy_outputs_back(bindings, copy_out);
+}
+
+Error EngineSession::copy_outputs_back(const std::vector<Binding>& bindings,
+                                       const CopyOut& copy_out) {
   for (size_t o = 0; o < outputs_.size(); ++o) {
     const EngineTensor& output = outputs_[o];
     const Binding& binding = bindings[inputs_.size() + o];
     cudaError_t status = cudaSuccess;
     if (output.aliased_input >= 0) {
       const Binding& input = bindings[output.aliased_input];
+      // The engine updated its input's memory. When that was a staging copy,
+      // write it back, so the caller's tensor is updated in place as it is
+      // on the unstaged path.
       if (input.staged && input.nbytes > 0) {
         status = copy_out(input.data, input.kind, input.address, input.nbytes);
       }
+      // And the delegate's own output tensor, when it is other memory.
       if (status == cudaSuccess && binding.nbytes > 0 && binding.data != input.data) {
         status = copy_out(binding.data, binding.kind, input.address,
                           std::min(binding.nbytes, input.nbytes));

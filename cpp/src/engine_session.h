@@ -6,6 +6,8 @@
 // lock; different sessions run in parallel.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -14,6 +16,7 @@
 
 #include <executorch/runtime/backend/interface.h>
 
+#include "cuda_device.h"
 #include "cuda_graph_cache.h"
 #include "device_buffers.h"
 #include "provider_registry.h"
@@ -81,6 +84,11 @@ class EngineSession {
   executorch::runtime::Error finish_device_engine(const std::vector<Binding>& bindings,
                                                   void* stream);
   executorch::runtime::Error finish_host_engine(const std::vector<Binding>& bindings);
+  // Copies staged outputs (and staged inputs the engine updated in place)
+  // back to the tensors' memory with `copy_out(dst, dst_kind, src, bytes)`.
+  using CopyOut = std::function<cudaError_t(void*, PointerKind, const void*, size_t)>;
+  executorch::runtime::Error copy_outputs_back(const std::vector<Binding>& bindings,
+                                               const CopyOut& copy_out);
   executorch::runtime::Error provider_call(TteStatus status, const TteError& error,
                                            const char* what) const;
   executorch::runtime::Result<void*> own_stream();
