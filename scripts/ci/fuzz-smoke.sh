@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# A short fuzz pass for CI: each harness (scripts/fuzz.sh) for a few seconds
+# A short fuzz pass for CI: each harness (scripts/ci/fuzz.sh) for a few seconds
 # from its seeds, plus a replay of every input the fuzzers once found
 # (tests/fuzz/regressions/). About a minute in all; a finding fails it.
-#   scripts/fuzz-smoke.sh [SECONDS_PER_HARNESS]   (default 20)
+#   scripts/ci/fuzz-smoke.sh [SECONDS_PER_HARNESS]   (default 20)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${1:-20}"
 build="${TTE_FUZZ_BUILD:-$root/build/fuzz}"
 for name in blob program pte-reader; do
-  TTE_FUZZ_BUILD="$build" "$root/scripts/fuzz.sh" "$name" -max_total_time="$seconds" -timeout=25 \
+  TTE_FUZZ_BUILD="$build" "$root/scripts/ci/fuzz.sh" "$name" -max_total_time="$seconds" -timeout=25 \
     -rss_limit_mb=4096
 done
 # Found inputs, replayed on the libFuzzer harness (a crash fails the step).

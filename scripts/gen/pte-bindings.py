@@ -50,7 +50,7 @@ def executorch_version(root: Path) -> str:
 
 
 def main() -> int:
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path,
                         default=repo / "src" / "torch_tensorrt_executorch_runtime" / "_generated")
@@ -85,7 +85,7 @@ def main() -> int:
     for name in SCHEMAS:
         digest.update((schema_dir / name).read_bytes())
     (args.out / "__init__.py").write_text(
-        '"""Flatbuffer bindings generated at build time by scripts/generate-pte-schema.py."""\n\n'
+        '"""Flatbuffer bindings generated at build time by scripts/gen/pte-bindings.py."""\n\n'
         f'EXECUTORCH_VERSION = "{executorch_version(root)}"\n'
         f'SCHEMA_SHA256 = "{digest.hexdigest()}"\n'
     )

@@ -5,7 +5,7 @@ Valid blobs laid out as Torch-TensorRT's exporter writes them (compact JSON,
 ASCII escapes, a 16-byte aligned engine), and edge cases the reader must
 refuse. Standard library only, so it runs from a clean checkout:
 
-    python3 scripts/make-blob-corpus.py [OUT_DIR]
+    python3 scripts/gen/blob-corpus.py [OUT_DIR]
 """
 
 import json
@@ -89,7 +89,7 @@ def seeds():
 
 
 def main():
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else root / "cpp" / "fuzz" / "corpus" / "blob"
     out.mkdir(parents=True, exist_ok=True)
     for name, data in seeds():

@@ -7,7 +7,7 @@ zero-size shapes, several dtypes, two methods with chained delegates, KV-cache
 aliasing, an engine that fails, a portable epilogue, and device placements.
 Needs the project venv (torch and executorch, at pack time only):
 
-    PYTHONPATH=src .venv/bin/python scripts/make-program-corpus.py [OUT_DIR]
+    PYTHONPATH=src .venv/bin/python scripts/gen/program-corpus.py [OUT_DIR]
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def programs():
 
 
 def main(argv: list[str]) -> int:
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     out = pathlib.Path(argv[0]) if argv else root / "cpp" / "fuzz" / "corpus" / "program"
     out.mkdir(parents=True, exist_ok=True)
     total = 0

@@ -2,9 +2,9 @@
 # Static checks that need no build: Python (ruff when installed, else a byte
 # compile), shell scripts (bash -n, shellcheck when installed), C++ formatting
 # (clang-format when installed and a .clang-format exists), and that the
-# manifests parse. Usage: scripts/lint.sh
+# manifests parse. Usage: scripts/ci/lint.sh
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python

@@ -4,15 +4,17 @@
 # dynamic, zero-size, several dtypes, two chained delegates, a portable
 # epilogue, an engine that fails). Fails on any memory error and on memory
 # definitely lost.
-#   scripts/valgrind-check.sh [BUILD_DIR]   (default build/valgrind; configured
+# About 20 s; scripts/test.sh runs it on its build (build/wheel).
+#   scripts/ci/valgrind-check.sh [BUILD_DIR]   (default build/valgrind; configured
 #                                            and built here when absent)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build/valgrind}"
+command -v valgrind >/dev/null || { echo "valgrind-check: valgrind is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 ninja_bin="$root/.venv/bin/ninja"
 [ -x "$ninja_bin" ] || ninja_bin=ninja
 if [ ! -f "$build/build.ninja" ]; then
-  "$root/scripts/cmake-configure.sh" "$build" -DTTE_BUILD_TESTS=OFF -DTTE_BUILD_TOOLS=ON \
+  "$root/scripts/ci/cmake-configure.sh" "$build" -DTTE_BUILD_TESTS=OFF -DTTE_BUILD_TOOLS=ON \
     -DTTE_CUDA_TEST_PROVIDER=OFF -DTTE_WITH_TENSORRT=OFF
 fi
 "$ninja_bin" -C "$build" -j"${TTE_JOBS:-2}" tte-run tte_test_provider_host

@@ -4,10 +4,10 @@
 # excluded) changing nothing, a fresh venv with only the wheel and its
 # dependencies importing it and passing `doctor`, and the import beside the
 # torch-tensorrt 2.14 wheel. Slow: the fresh venv downloads the wheel's
-# dependencies. Not part of scripts/test.sh.
-# Usage: scripts/check-wheel.sh [--no-venv] [WHEEL]
+# dependencies. A step of scripts/test.sh (not of --quick).
+# Usage: scripts/ci/check-wheel.sh [--no-venv] [WHEEL]
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 [ -x .venv/bin/python ] || scripts/setup.sh
 export PATH="$root/.venv/bin:$PATH"

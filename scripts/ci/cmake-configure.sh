@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Configure a CMake build of the plugin against the project venv.
-# Usage: scripts/cmake-configure.sh BUILD_DIR [extra cmake args...]
+# Usage: scripts/ci/cmake-configure.sh BUILD_DIR [extra cmake args...]
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:?usage: $0 BUILD_DIR [cmake args]}"; shift
 py="${TTE_PYTHON:-$root/.venv/bin/python}"
 cmake_bin="$(dirname "$py")/cmake"

@@ -3,9 +3,9 @@
 # test provider, tte-run and the C++ tests in build/sanitize, then ctest.
 # Separate from the normal build; CPU only (no CUDA test provider, no native
 # TensorRT provider). Any sanitizer report fails the test that triggered it.
-#   scripts/sanitize.sh [ctest args...]     e.g. scripts/sanitize.sh -R ProgramApi
+#   scripts/ci/sanitize.sh [ctest args...]     e.g. scripts/ci/sanitize.sh -R ProgramApi
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${TTE_SANITIZE_BUILD:-$root/build/sanitize}"
 jobs="${TTE_JOBS:-2}"
 ninja_bin="$root/.venv/bin/ninja"
@@ -14,7 +14,7 @@ ctest_bin="$root/.venv/bin/ctest"
 [ -x "$ctest_bin" ] || ctest_bin=ctest
 
 if [ ! -f "$build/build.ninja" ]; then
-  "$root/scripts/cmake-configure.sh" "$build" \
+  "$root/scripts/ci/cmake-configure.sh" "$build" \
     -DTTE_SANITIZE=address,undefined -DTTE_BUILD_TESTS=ON -DTTE_BUILD_TOOLS=ON \
     -DTTE_CUDA_TEST_PROVIDER=OFF -DTTE_WITH_TENSORRT=OFF
 fi

@@ -10,9 +10,9 @@
 # qemu-user-static, and GoogleTest for arm64 through Debian multiarch:
 #   dpkg --add-architecture arm64 && apt-get update && apt-get install -y libgtest-dev:arm64
 # which this script runs itself when it is root and they are missing.
-# Usage: scripts/cross-aarch64.sh [--no-wheel]
+# Usage: scripts/ci/cross-aarch64.sh [--no-wheel]
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 wheel=1
 [ "${1:-}" = "--no-wheel" ] && wheel=0

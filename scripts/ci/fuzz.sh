@@ -2,10 +2,10 @@
 # Build the fuzz harnesses (clang, ASan+UBSan) in build/fuzz and run one or
 # all of them. Arguments after the name go to libFuzzer (atheris takes the
 # same flags); without any, each runs for 60 seconds.
-#   scripts/fuzz.sh blob -runs=20000
-#   scripts/fuzz.sh program -max_total_time=3600
-#   scripts/fuzz.sh pte-reader -max_total_time=600
-#   scripts/fuzz.sh all -runs=10000
+#   scripts/ci/fuzz.sh blob -runs=20000
+#   scripts/ci/fuzz.sh program -max_total_time=3600
+#   scripts/ci/fuzz.sh pte-reader -max_total_time=600
+#   scripts/ci/fuzz.sh all -runs=10000
 # Harnesses: blob (cpp/fuzz/fuzz_blob_reader.cpp), program (.pte loading
 # through the Program C API, cpp/fuzz/fuzz_program_load.cpp), pte-reader
 # (inspect's Python reader, tests/fuzz/fuzz_pte_reader.py: atheris when it is
@@ -13,7 +13,7 @@
 # New inputs go to build/fuzz/corpus/<name>; the seeds in cpp/fuzz/corpus/
 # are read, never written. Crashes land in build/fuzz/artifacts/<name>/.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${TTE_FUZZ_BUILD:-$root/build/fuzz}"
 name="${1:?usage: $0 NAME|all [libFuzzer flags...]   (names: blob program pte-reader)}"; shift
 flags=("$@")
@@ -43,7 +43,7 @@ fi
 cc="${CC:-clang-14}"
 cxx="${CXX:-clang++-14}"
 if [ ! -f "$build/build.ninja" ]; then
-  CC="$cc" CXX="$cxx" "$root/scripts/cmake-configure.sh" "$build" \
+  CC="$cc" CXX="$cxx" "$root/scripts/ci/cmake-configure.sh" "$build" \
     -DTTE_BUILD_FUZZERS=ON -DTTE_BUILD_TESTS=OFF -DTTE_BUILD_TOOLS=OFF \
     -DTTE_CUDA_TEST_PROVIDER=OFF -DTTE_WITH_TENSORRT=OFF
 fi
@@ -67,7 +67,7 @@ for n in "${names[@]}"; do
     # (the build does it for installed packages), so make them here if missing.
     generated="$root/src/torch_tensorrt_executorch_runtime/_generated"
     [ -f "$generated/program_generated.py" ] ||
-      "$python_bin" "$root/scripts/generate-pte-schema.py" --out "$generated" >/dev/null
+      "$python_bin" "$root/scripts/gen/pte-bindings.py" --out "$generated" >/dev/null
     export PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}"
     export TORCH_TENSORRT_EXECUTORCH_LIBRARY="$build/cpp/libexecutorch_backend_tensorrt.so"
     if "$python_bin" -c "import atheris" 2>/dev/null; then
