@@ -172,10 +172,10 @@ def test_host_provider_library_missing(tte, tmp_path):
 
 def test_host_provider_library_not_a_provider(tte):
     # The plugin itself exports no provider entry point.
-    from torch_tensorrt_executorch_runtime import _library
+    from torch_tensorrt_executorch_runtime import _native
 
     with pytest.raises(tte.errors.Error):
-        tte.register_provider_library(_library.plugin_path())
+        tte.register_provider_library(_native.plugin_path())
 
 
 def test_provider_error_message_reaches_the_user(tte, host_provider, tmp_path):

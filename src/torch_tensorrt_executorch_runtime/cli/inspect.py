@@ -1,7 +1,8 @@
 """`torch-tensorrt-executorch inspect`: what a .pte holds and whether it can run here.
 
-The program is read with the flatbuffer reader (`_pte_reader`, no torch, no
-GPU); TensorRTBackend blobs through the plugin's reader (tte_blob_describe_json).
+The program is read with the flatbuffer reader (`pte`, no torch, no GPU, and
+no delegate initialized); TensorRTBackend blobs through the plugin's reader
+(tte_blob_describe_json).
 Whether it runs here is answered with static checks (target platform, CUDA
 devices, a TensorRT runtime for real engines, a test provider for test plans)
 and then, unless told not to, by loading every method: every provider checks
@@ -10,23 +11,17 @@ for a usable device before touching TensorRT, so the attempt is safe anywhere.
 
 from __future__ import annotations
 
-import ctypes
 import json
 from pathlib import Path
 
-from . import _activation, _c_api, _external_data, _pte_reader
-from ._c_api import BACKEND_NAME
-from .errors import DelegateCompatibilityError, Error
-from .providers import tensorrt_python
-
-TEST_ENGINE_MAGIC = b"TTE-TEST-ENGINE\n"
-BLOB_HEADER_SIZE = 32
-
-
-def this_platform() -> str:
-    from .pack import this_platform as platform_token
-
-    return platform_token()
+from .. import _activation, _logging, _native, pte
+from .._native import BACKEND_NAME
+from .._platform import this_platform
+from ..errors import DelegateCompatibilityError, Error
+from ..program import load
+from ..program.data_files import find_data_files
+from ..providers import tensorrt_python
+from ..testing import MAGIC as TEST_ENGINE_MAGIC
 
 
 def _spec_value(value: bytes) -> str:
@@ -37,13 +32,6 @@ def _spec_value(value: bytes) -> str:
     return text if text.isprintable() else "0x" + value.hex()
 
 
-def _describe_blob(lib, payload: bytes) -> dict:
-    out = ctypes.c_void_p()
-    buffer = ctypes.create_string_buffer(payload, len(payload))
-    _c_api.call(lib.tte_blob_describe_json, ctypes.cast(buffer, ctypes.c_void_p), len(payload), ctypes.byref(out))
-    return json.loads(_c_api.take_string(lib, out))
-
-
 def _engine_kind(payload: bytes, blob: dict) -> str:
     offset = blob.get("engine_offset")
     if isinstance(offset, int) and payload[offset : offset + len(TEST_ENGINE_MAGIC)] == TEST_ENGINE_MAGIC:
@@ -51,7 +39,7 @@ def _engine_kind(payload: bytes, blob: dict) -> str:
     return "tensorrt"
 
 
-def _tensor(value: _pte_reader.ValueInfo) -> dict:
+def _tensor(value: pte.PteValue) -> dict:
     entry = {"index": value.index, "kind": value.kind}
     if value.tensor is not None:
         t = value.tensor
@@ -66,11 +54,10 @@ def _tensor(value: _pte_reader.ValueInfo) -> dict:
 
 
 def collect(path: Path, *, try_load: bool = True) -> dict:
-    info = _pte_reader.read_program(path)
-    lib = None
+    info = pte.read_program(path)
     plugin_error = None
     try:
-        lib = _activation.require()
+        _activation.require()
     except DelegateCompatibilityError as exc:
         plugin_error = str(exc)
 
@@ -95,9 +82,9 @@ def collect(path: Path, *, try_load: bool = True) -> dict:
                 "compile_specs": {spec.key: _spec_value(spec.value) for spec in delegate.compile_specs},
             }
             if delegate.id == BACKEND_NAME:
-                if lib is not None:
+                if plugin_error is None:
                     try:
-                        blob = _describe_blob(lib, delegate.payload or b"")
+                        blob = _native.describe_blob(delegate.payload or b"")
                         entry["blob"] = blob
                         entry["engine_size"] = blob.get("engine_size")
                         entry["engine_kind"] = _engine_kind(delegate.payload or b"", blob)
@@ -117,20 +104,20 @@ def collect(path: Path, *, try_load: bool = True) -> dict:
                 "delegates": delegates,
             }
         )
-    report["runnable"] = _runnable(path, lib, plugin_error, tensorrt_delegates, info, try_load)
+    report["runnable"] = _runnable(path, plugin_error, tensorrt_delegates, info, try_load)
     return report
 
 
-def _runnable(path: Path, lib, plugin_error, delegates, info, try_load: bool) -> dict:
+def _runnable(path: Path, plugin_error: str | None, delegates, info, try_load: bool) -> dict:
     checks = []
 
     def check(name: str, ok: bool, detail: str) -> None:
         checks.append({"check": name, "ok": ok, "detail": detail})
 
     platform = this_platform()
-    devices = int(lib.tte_cuda_device_count()) if lib is not None else 0
-    if lib is None:
-        check("plugin", False, plugin_error or "not loaded")
+    devices = _native.cuda_device_count() if plugin_error is None else 0
+    if plugin_error is not None:
+        check("plugin", False, plugin_error)
     for method, entry in delegates:
         blob = entry.get("blob")
         where = f"{method} delegate {entry['index']}"
@@ -154,11 +141,7 @@ def _runnable(path: Path, lib, plugin_error, delegates, info, try_load: bool) ->
             + ("" if devices else " (no GPU or no driver)"),
         )
         installed = tensorrt_python.installed_modules()
-        providers = []
-        if lib is not None and _activation.activation_error() is None:
-            from .providers import _bridge
-
-            providers = _bridge.names()
+        providers = _native.provider_names() if plugin_error is None else []
         has_runtime = "tensorrt-native" in providers or bool(installed)
         check(
             f"{where} TensorRT runtime",
@@ -168,7 +151,7 @@ def _runnable(path: Path, lib, plugin_error, delegates, info, try_load: bool) ->
             else tensorrt_python.INSTALL_HINT,
         )
     verdict = {"checks": checks, "platform": platform, "cuda_devices": devices}
-    if try_load and lib is not None and _activation.activation_error() is None:
+    if try_load and plugin_error is None:
         verdict["load"] = _try_load(path, info)
     failed = [c for c in checks if not c["ok"]]
     load = verdict.get("load")
@@ -182,24 +165,20 @@ def _runnable(path: Path, lib, plugin_error, delegates, info, try_load: bool) ->
 
 
 def _try_load(path: Path, info) -> dict:
-    from . import _logging
-    from .program import load
-
     # The outcome goes into the report; the plugin's own log lines about it
     # would only repeat it (unless debugging).
-    lib = _activation.require()
-    level = lib.tte_get_log_level()
+    level = _native.log_level()
     if _logging.get_log_level() != "debug":
-        lib.tte_set_log_level(_c_api.TTE_LOG_OFF)
+        _native.set_log_level("off")
     try:
-        return _load_methods(path, info, load)
+        return _load_methods(path, info)
     finally:
-        lib.tte_set_log_level(level)
+        _native.set_log_level(level)
 
 
-def _load_methods(path: Path, info, load) -> dict:
+def _load_methods(path: Path, info) -> dict:
     try:
-        data_files = _external_data.find_data_files(path)
+        data_files = find_data_files(path)
         program = load(path, data_path=data_files or None)
     except (Error, OSError) as exc:
         return {"ok": False, "error": str(exc)}
@@ -259,3 +238,17 @@ def format_text(report: dict) -> str:
     else:
         lines.append(f"can run here: no: {runnable['reason'] or 'see the checks above'}")
     return "\n".join(lines)
+
+
+def command_inspect(args) -> int:
+    report = collect(Path(args.model), try_load=not args.no_load)
+    print(json.dumps(report, indent=2, default=str) if args.json else format_text(report))
+    return 0
+
+
+def add_parser(sub) -> None:
+    inspect = sub.add_parser("inspect", help="describe a .pte and say whether it can run here")
+    inspect.add_argument("model", type=Path)
+    inspect.add_argument("--json", action="store_true")
+    inspect.add_argument("--no-load", action="store_true", help="only static checks; do not try to load the methods")
+    inspect.set_defaults(handler=command_inspect)

@@ -28,26 +28,16 @@ from executorch.exir.passes import MemoryPlanningPass
 from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 from executorch.exir.passes.propagate_device_config import PropagateDeviceConfig
 
-from .pack import EngineSpec, MethodPlan, PackedProgram, PackError, TensorSpec, _reference
+from .. import _dtypes
+from .plan import MethodPlan
+from .specs import EngineSpec, PackError, TensorSpec, parse_reference
 
 OP_NAMESPACE = "tte_pack"
 OP_SCHEMA_NAME = f"{OP_NAMESPACE}::engine"
-BACKEND_ID = "TensorRTBackend"
 # Prefix of the mutable buffers that hold aliased inputs ("buffer" alias mode);
 # InitializedMutableBufferPass matches it to serialize their zero initial state.
 STATE_PREFIX = "tte_alias_state_"
 EPILOGUE_PREFIX = "epilogue_"
-
-_DTYPES = {
-    "float32": torch.float32,
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "int32": torch.int32,
-    "int64": torch.int64,
-    "int8": torch.int8,
-    "uint8": torch.uint8,
-    "bool": torch.bool,
-}
 
 # Engines of the pack in progress, by op key. One pack at a time (_lock).
 _engines: dict[str, EngineSpec] = {}
@@ -60,7 +50,7 @@ def _output_shape(spec: EngineSpec, output: TensorSpec, inputs: Sequence[torch.T
     shape = []
     for dim in output.shape:
         if isinstance(dim, str):
-            name, index = _reference(dim)
+            name, index = parse_reference(dim)
             shape.append(inputs[positions[name]].shape[index])
         else:
             shape.append(dim)
@@ -79,13 +69,13 @@ def engine_op(inputs: list[torch.Tensor], key: str) -> list[torch.Tensor]:
     # Eager calls only happen when someone runs the traced module by hand; the
     # engine itself never runs here, so its outputs are zeros of the right shape.
     spec = _spec_for(key)
-    return [torch.zeros(_output_shape(spec, o, inputs), dtype=_DTYPES[o.dtype]) for o in spec.outputs]
+    return [torch.zeros(_output_shape(spec, o, inputs), dtype=_dtypes.torch_dtype(o.dtype)) for o in spec.outputs]
 
 
 @engine_op.register_fake
 def _engine_op_fake(inputs, key):
     spec = _spec_for(key)
-    return [inputs[0].new_empty(_output_shape(spec, o, inputs), dtype=_DTYPES[o.dtype]) for o in spec.outputs]
+    return [inputs[0].new_empty(_output_shape(spec, o, inputs), dtype=_dtypes.torch_dtype(o.dtype)) for o in spec.outputs]
 
 
 def _is_engine_node(node: torch.fx.Node) -> bool:
@@ -127,6 +117,10 @@ class TensorRTBackend(BackendDetails):
             raise PackError(f"delegate returns engine outputs {indices}; every output must be returned once")
         output_names = [spec.outputs[i].name for i in indices]
         return PreprocessResult(processed_bytes=spec.blob(input_names, output_names))
+
+
+# The delegate id in the program: exir takes it from the class name.
+BACKEND_ID = TensorRTBackend.__name__
 
 
 class _EnginePartitioner(Partitioner):
@@ -182,12 +176,12 @@ class _MethodModule(torch.nn.Module):
         self._state = {}
         for i, spec in enumerate(plan.buffers):
             attribute = f"{STATE_PREFIX}{i}"
-            self.register_buffer(attribute, torch.zeros(list(spec.shape), dtype=_DTYPES[spec.dtype]))
+            self.register_buffer(attribute, torch.zeros(list(spec.shape), dtype=_dtypes.torch_dtype(spec.dtype)))
             self._state[spec.name] = attribute
         self._epilogue = {}
         for output_index, values in plan.epilogue:
             attribute = f"{EPILOGUE_PREFIX}{output_index}"
-            dtype = _DTYPES[plan.outputs[output_index].dtype]
+            dtype = _dtypes.torch_dtype(plan.outputs[output_index].dtype)
             setattr(self, attribute, torch.nn.Parameter(torch.tensor(values, dtype=dtype), requires_grad=False))
             self._epilogue[output_index] = attribute
 
@@ -224,7 +218,7 @@ def _export_method(plan: MethodPlan, keys: dict[int, str]):
     shapes = []
     dim_names = itertools.count()
     for spec in plan.inputs:
-        examples.append(torch.zeros([_example_size(d) for d in spec.shape], dtype=_DTYPES[spec.dtype]))
+        examples.append(torch.zeros([_example_size(d) for d in spec.shape], dtype=_dtypes.torch_dtype(spec.dtype)))
         dynamic = {}
         for i, dim in enumerate(spec.shape):
             if not isinstance(dim, int):
@@ -270,7 +264,10 @@ def _data_files(manager) -> dict[str, bytes]:
         return {path.name: path.read_bytes() for path in sorted(Path(scratch).iterdir())}
 
 
-def lower(plans: Sequence[MethodPlan], *, epilogue_backend: str, data_name: str | None) -> PackedProgram:
+def lower(
+    plans: Sequence[MethodPlan], *, epilogue_backend: str, data_name: str | None
+) -> tuple[bytes, dict[str, bytes]]:
+    """The .pte bytes of the planned methods and the .ptd files they need ({file name: bytes})."""
     with _lock:
         keys_by_method = {}
         compile_specs = {}
@@ -304,7 +301,7 @@ def lower(plans: Sequence[MethodPlan], *, epilogue_backend: str, data_name: str 
                 # serialized (InitializedMutableBufferPass).
                 warnings.filterwarnings("ignore", message="Mutation on a buffer in the model is detected")
                 manager = edge.to_executorch(_backend_config(plans, data_name))
-            return PackedProgram(program=bytes(manager.buffer), data_files=_data_files(manager))
+            return bytes(manager.buffer), _data_files(manager)
         finally:
             for keys in keys_by_method.values():
                 for key in keys.values():

@@ -17,8 +17,8 @@ import ctypes
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_void_p, cast
 
-from . import _c_api
-from ._c_api import DLManagedTensor, DLManagedTensorVersioned, DLTensor
+from . import abi
+from .abi import DLManagedTensor, DLManagedTensorVersioned, DLTensor
 
 VERSIONED_NAME = b"dltensor_versioned"
 LEGACY_NAME = b"dltensor"
@@ -67,13 +67,29 @@ class BorrowedTensor:
         if not self.versioned:
             return False
         managed = DLManagedTensorVersioned.from_address(self.address - _DL_TENSOR_OFFSET)
-        return bool(managed.flags & _c_api.DLPACK_FLAG_BITMASK_READ_ONLY)
+        return bool(managed.flags & abi.DLPACK_FLAG_BITMASK_READ_ONLY)
+
+
+# DLDeviceTypes whose memory a CUDA stream orders.
+CUDA_DEVICE_TYPES = (abi.KDL_CUDA, abi.KDL_CUDA_MANAGED)
 
 
 def device_of(obj) -> tuple[int, int]:
     """(DLDeviceType, device id) of an object that speaks DLPack."""
     device = obj.__dlpack_device__()
     return int(device[0]), int(device[1])
+
+
+def producer_stream(stream: int | None) -> int:
+    """The `stream` argument of `__dlpack__` for a run on `stream`.
+
+    The producer orders its pending work before that stream. DLPack reserves
+    0 for CUDA: the legacy default stream (handle 0) is spelled 1, and -1
+    (no known stream) asks the producer not to synchronize.
+    """
+    if stream is None:
+        return -1
+    return 1 if stream == 0 else stream
 
 
 def borrow(obj, stream: int | None) -> BorrowedTensor:
@@ -137,7 +153,7 @@ def _legacy_deleter_impl(address: int) -> None:
         _delete_versioned(entry[1])
 
 
-@_c_api.DLManagedTensorDeleter
+@abi.DLManagedTensorDeleter
 def _legacy_deleter(managed) -> None:
     _legacy_deleter_impl(ctypes.addressof(managed.contents))
 

@@ -1,8 +1,8 @@
 """Reads an ExecuTorch .pte without torch, executorch or the plugin.
 
-The flatbuffer bindings in `_generated/` are made at build time from the
-executorch wheel's schema/program.fbs by its bundled flatc
-(scripts/generate-pte-schema.py). This module adds what the bindings do not:
+The flatbuffer bindings in the package's `_generated/` are made at build time
+from the executorch wheel's schema/program.fbs by its bundled flatc
+(scripts/gen/pte-bindings.py). This module adds what the bindings do not:
 the extended header and segments, delegate payloads wherever they are stored,
 bounds checks so a truncated or corrupt file raises `PteFormatError` instead
 of crashing or spinning, and the classification of a method's I/O placement.
@@ -21,8 +21,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
-from ._dtypes import scalar_type_name
-from .errors import InvalidProgramError
+from .._dtypes import scalar_type_name
+from ..errors import InvalidProgramError
 
 FILE_IDENTIFIER = b"ET12"
 EXTENDED_HEADER_MAGIC = b"eh00"
@@ -78,11 +78,11 @@ class SchemaNotGeneratedError(ImportError):
 
 def _bindings():
     try:
-        from ._generated import program_generated
+        from .._generated import program_generated
     except ImportError as error:
         raise SchemaNotGeneratedError(
             "the .pte reader's flatbuffer bindings are missing; generate them with "
-            "`python scripts/generate-pte-schema.py` (the build runs it) "
+            "`python scripts/gen/pte-bindings.py` (the build runs it) "
             f"({error})"
         ) from error
     return program_generated
@@ -102,7 +102,7 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class TensorInfo:
+class PteTensor:
     dtype: str
     sizes: tuple[int, ...]  # the upper bound when dynamism is "dynamic_bound"
     dynamism: str  # "static" | "dynamic_bound" | "dynamic_unbound"
@@ -114,12 +114,12 @@ class TensorInfo:
 
 
 @dataclass(frozen=True)
-class ValueInfo:
+class PteValue:
     """One method input or output: an EValue, usually a tensor."""
 
     index: int  # into the execution plan's values
     kind: str  # "tensor", "int", "bool", ...
-    tensor: TensorInfo | None = None
+    tensor: PteTensor | None = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class CompileSpec:
 
 
 @dataclass(frozen=True)
-class DelegateInfo:
+class PteDelegate:
     index: int  # into the method's delegates
     id: str
     compile_specs: tuple[CompileSpec, ...]
@@ -152,11 +152,11 @@ class DelegateInfo:
 
 
 @dataclass(frozen=True)
-class MethodInfo:
+class PteMethod:
     name: str
-    inputs: tuple[ValueInfo, ...]
-    outputs: tuple[ValueInfo, ...]
-    delegates: tuple[DelegateInfo, ...]
+    inputs: tuple[PteValue, ...]
+    outputs: tuple[PteValue, ...]
+    delegates: tuple[PteDelegate, ...]
     operators: tuple[str, ...]  # "name.overload" (".overload" omitted when empty)
     non_const_buffer_sizes: tuple[int, ...]  # index 0 is reserved
     buffer_devices: dict[int, str]  # non-CPU planned buffers: buffer index -> "cuda:N"
@@ -171,13 +171,13 @@ class NamedData:
 
 
 @dataclass(frozen=True)
-class ProgramInfo:
+class PteProgram:
     file_size: int
     version: int
     extended_header: ExtendedHeader | None
     segments: tuple[Segment, ...]
     named_data: tuple[NamedData, ...]  # stored in this file
-    methods: tuple[MethodInfo, ...]
+    methods: tuple[PteMethod, ...]
     constant_segment_index: int | None
     external_constants: tuple[str, ...] = field(default=())  # every method's, sorted
 
@@ -185,7 +185,7 @@ class ProgramInfo:
     def method_names(self) -> tuple[str, ...]:
         return tuple(method.name for method in self.methods)
 
-    def method(self, name: str) -> MethodInfo:
+    def method(self, name: str) -> PteMethod:
         for method in self.methods:
             if method.name == name:
                 return method
@@ -257,7 +257,7 @@ def _device_name(device_type: int, device_index: int) -> str:
     return "cpu" if kind == "cpu" else f"{kind}:{device_index}"
 
 
-def _read_tensor(reader: _Reader, fb, tensor, where: str) -> TensorInfo:
+def _read_tensor(reader: _Reader, fb, tensor, where: str) -> PteTensor:
     rank = reader.length(f"{where} sizes", tensor.SizesLength)
     sizes = tuple(reader.call(f"{where} sizes", lambda i=i: tensor.Sizes(i)) for i in range(rank))
     allocation = reader.call(f"{where} allocation_info", tensor.AllocationInfo)
@@ -276,7 +276,7 @@ def _read_tensor(reader: _Reader, fb, tensor, where: str) -> TensorInfo:
         if reader.call(f"{where} location", extra.Location) == fb.TensorDataLocation.EXTERNAL:
             external_key = reader.text(f"{where} fully_qualified_name", extra.FullyQualifiedName) or ""
     dynamism = reader.call(f"{where} shape_dynamism", tensor.ShapeDynamism)
-    return TensorInfo(
+    return PteTensor(
         dtype=scalar_type_name(reader.call(f"{where} scalar_type", tensor.ScalarType)),
         sizes=sizes,
         dynamism=_DYNAMISM.get(dynamism, f"dynamism({dynamism})"),
@@ -288,20 +288,20 @@ def _read_tensor(reader: _Reader, fb, tensor, where: str) -> TensorInfo:
     )
 
 
-def _read_value(reader: _Reader, fb, plan, value_count: int, index: int, where: str) -> ValueInfo:
+def _read_value(reader: _Reader, fb, plan, value_count: int, index: int, where: str) -> PteValue:
     if not 0 <= index < value_count:
         raise PteFormatError(f"corrupt .pte: {where} refers to value {index}, but the plan has {value_count} values")
     evalue = reader.call(f"{where} value {index}", lambda: plan.Values(index))
     kind_code = reader.call(f"{where} value {index} type", evalue.ValType)
     kind = _VALUE_KINDS.get(kind_code, f"kind({kind_code})")
     if kind != "tensor":
-        return ValueInfo(index=index, kind=kind)
+        return PteValue(index=index, kind=kind)
     table = reader.call(f"{where} value {index}", evalue.Val)
     if table is None:
         raise PteFormatError(f"corrupt .pte: {where} value {index} is a tensor with no data")
     tensor = fb.Tensor()
     reader.call(f"{where} value {index}", lambda: tensor.Init(table.Bytes, table.Pos))
-    return ValueInfo(index=index, kind=kind, tensor=_read_tensor(reader, fb, tensor, f"{where} value {index}"))
+    return PteValue(index=index, kind=kind, tensor=_read_tensor(reader, fb, tensor, f"{where} value {index}"))
 
 
 def _index_list(reader: _Reader, what: str, length: Callable[[], int], item: Callable[[int], int]) -> list[int]:
@@ -310,9 +310,9 @@ def _index_list(reader: _Reader, what: str, length: Callable[[], int], item: Cal
 
 
 def classify_placement(
-    inputs: tuple[ValueInfo, ...],
-    outputs: tuple[ValueInfo, ...],
-    delegates: tuple[DelegateInfo, ...],
+    inputs: tuple[PteValue, ...],
+    outputs: tuple[PteValue, ...],
+    delegates: tuple[PteDelegate, ...],
     operators: tuple[str, ...],
     buffer_devices: dict[int, str],
 ) -> str:
@@ -346,7 +346,7 @@ def _read_delegate(
     header: ExtendedHeader | None,
     segments: tuple[Segment, ...],
     payloads: bool,
-) -> DelegateInfo:
+) -> PteDelegate:
     delegate = reader.call(f"{where} delegate {index}", lambda: plan.Delegates(index))
     where = f"{where} delegate {index}"
     delegate_id = reader.text(f"{where} id", delegate.Id) or ""
@@ -393,7 +393,7 @@ def _read_delegate(
             )
     else:
         raise PteFormatError(f"corrupt .pte: {where} ('{delegate_id}') has unknown data location {location_code}")
-    return DelegateInfo(
+    return PteDelegate(
         index=index,
         id=delegate_id,
         compile_specs=tuple(specs),
@@ -405,7 +405,7 @@ def _read_delegate(
     )
 
 
-def _read_method(reader, fb, program, index, data, header, segments, payloads) -> MethodInfo:
+def _read_method(reader, fb, program, index, data, header, segments, payloads) -> PteMethod:
     plan = reader.call(f"execution plan {index}", lambda: program.ExecutionPlan(index))
     name = reader.text(f"execution plan {index} name", plan.Name) or ""
     where = f"method '{name}'"
@@ -458,7 +458,7 @@ def _read_method(reader, fb, program, index, data, header, segments, payloads) -
             external.add(reader.text(f"{where} value {i} fully_qualified_name", extra.FullyQualifiedName) or "")
 
     operators_tuple = tuple(operators)
-    return MethodInfo(
+    return PteMethod(
         name=name,
         inputs=inputs,
         outputs=outputs,
@@ -495,7 +495,7 @@ def _read_extended_header(data) -> ExtendedHeader | None:
     return ExtendedHeader(program_size=program_size, segment_base_offset=base, segment_data_size=segment_size)
 
 
-def _read(data, payloads: bool) -> ProgramInfo:
+def _read(data, payloads: bool) -> PteProgram:
     fb = _bindings()
     if len(data) < 8:
         raise PteFormatError(f"not an ExecuTorch program: {len(data)} bytes is shorter than the 8-byte flatbuffer prefix")
@@ -544,7 +544,7 @@ def _read(data, payloads: bool) -> ProgramInfo:
         _read_method(reader, fb, program, i, data, header, segments_tuple, payloads) for i in range(method_count)
     )
     external = sorted({key for method in methods for key in method.external_constants})
-    return ProgramInfo(
+    return PteProgram(
         file_size=len(data),
         version=version,
         extended_header=header,
@@ -556,7 +556,7 @@ def _read(data, payloads: bool) -> ProgramInfo:
     )
 
 
-def read_program(source: str | os.PathLike | bytes | bytearray | memoryview, *, payloads: bool = True) -> ProgramInfo:
+def read_program(source: str | os.PathLike | bytes | bytearray | memoryview, *, payloads: bool = True) -> PteProgram:
     """Describe a .pte given as a path or its bytes.
 
     With payloads=False delegate payloads are located but not copied (their

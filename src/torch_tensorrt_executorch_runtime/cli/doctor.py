@@ -9,14 +9,13 @@ inspected, and test providers run without them.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.metadata
 import json
 from pathlib import Path
 
-from . import _activation, _library
-from .errors import DelegateCompatibilityError
-from .providers import tensorrt_python
+from .. import _activation, _native
+from ..errors import DelegateCompatibilityError
+from ..providers import tensorrt_python
 
 EXECUTORCH_PIN = "1.5.1"
 TENSORRT_DISTRIBUTIONS = {
@@ -36,42 +35,6 @@ def _distribution_version(*names: str) -> str | None:
     return None
 
 
-def _driver_report() -> dict:
-    driver = _library.cuda_driver()
-    if driver is None:
-        return {"found": False, "version": None, "gpus": [], "detail": "libcuda.so.1 not found (no NVIDIA driver)"}
-    version = ctypes.c_int()
-    result = {"found": True, "version": None, "gpus": [], "detail": ""}
-    if driver.cuDriverGetVersion(ctypes.byref(version)) == 0:
-        result["version"] = f"{version.value // 1000}.{version.value % 1000 // 10}"
-    status = driver.cuInit(0)
-    if status != 0:
-        result["detail"] = f"cuInit failed with CUresult {status} (no usable GPU)"
-        return result
-    count = ctypes.c_int()
-    driver.cuDeviceGetCount(ctypes.byref(count))
-    for index in range(count.value):
-        device = ctypes.c_int()
-        if driver.cuDeviceGet(ctypes.byref(device), index) != 0:
-            continue
-        name = ctypes.create_string_buffer(256)
-        driver.cuDeviceGetName(name, 256, device)
-        major, minor = ctypes.c_int(), ctypes.c_int()
-        driver.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # COMPUTE_CAPABILITY_MAJOR
-        driver.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # COMPUTE_CAPABILITY_MINOR
-        memory = ctypes.c_size_t()
-        driver.cuDeviceTotalMem_v2(ctypes.byref(memory), device)
-        result["gpus"].append(
-            {
-                "index": index,
-                "name": name.value.decode(errors="replace"),
-                "compute_capability": f"{major.value}.{minor.value}",
-                "memory_bytes": memory.value,
-            }
-        )
-    return result
-
-
 def collect() -> dict:
     """Everything doctor reports, as one JSON-ready dictionary."""
     report: dict = {"sound": True, "problems": [], "missing": []}
@@ -88,26 +51,22 @@ def collect() -> dict:
     except importlib.metadata.PackageNotFoundError:
         report["package_version"] = None
 
-    plugin = {"path": str(_library.plugin_path()), "loaded": False, "error": None}
+    plugin = {"path": str(_native.plugin_path()), "loaded": False, "error": None}
     report["plugin"] = plugin
-    lib = None
     try:
         _activation.activate()
-        lib = _activation.require()
     except DelegateCompatibilityError as exc:
         plugin["error"] = str(exc)
-        lib = _library.loaded_plugin()
-    if lib is not None:
+    loaded = _native.is_loaded()
+    if loaded:
         plugin["loaded"] = True
-        plugin["library_path"] = (lib.tte_library_path() or b"").decode()
-        plugin["version"] = lib.tte_version().decode()
-        plugin["c_api_version"] = int(lib.tte_c_api_version())
-        plugin["built_against_executorch"] = lib.tte_executorch_version().decode()
-        owner = lib.tte_registration_owner_path()
-        plugin["owns_registration"] = bool(lib.tte_owns_backend_registration())
-        plugin["registration_owner"] = owner.decode() if owner else None
-        allocator = lib.tte_cuda_allocator_owner()
-        plugin["cuda_allocator"] = allocator.decode() if allocator else None
+        plugin["library_path"] = _native.library_path()
+        plugin["version"] = _native.version()
+        plugin["c_api_version"] = _native.c_api_version()
+        plugin["built_against_executorch"] = _native.executorch_version()
+        plugin["owns_registration"] = _native.owns_registration()
+        plugin["registration_owner"] = _native.registration_owner()
+        plugin["cuda_allocator"] = _native.cuda_allocator_owner()
         if not plugin["owns_registration"]:
             problem(
                 plugin["error"] or f"TensorRTBackend is registered by {plugin['registration_owner']}",
@@ -121,13 +80,14 @@ def collect() -> dict:
         )
 
     executorch_version = _distribution_version("executorch")
-    root = _library.package_root("executorch")
+    root = _native.package_root("executorch")
+    lib_dir = _native.executorch_lib_dir()
     report["executorch"] = {
         "version": executorch_version,
         "path": str(root) if root else None,
-        "lib": str(_library.executorch_lib_dir()) if _library.executorch_lib_dir() else None,
+        "lib": str(lib_dir) if lib_dir else None,
     }
-    if executorch_version is None and lib is not None:
+    if executorch_version is None and loaded:
         # A conda install: the plugin found ExecuTorch's runtime (libexecutorch)
         # in the environment's lib/; only the Python package is absent.
         missing("executorch's Python package (export, executorch.runtime)",
@@ -141,10 +101,8 @@ def collect() -> dict:
         )
 
     report["providers"] = []
-    if lib is not None and plugin.get("owns_registration"):
-        from .providers import _bridge
-
-        report["providers"] = _bridge.names()
+    if loaded and plugin.get("owns_registration"):
+        report["providers"] = _native.provider_names()
         report["tensorrt_provider"] = _activation.tensorrt_provider()
 
     modules = []
@@ -154,7 +112,7 @@ def collect() -> dict:
         modules.append({"module": module, "installed": installed, "version": version})
     report["tensorrt_python"] = modules
     report["tensorrt_libraries"] = {
-        package: [str(p) for p in paths] for package, paths in _library.tensorrt_library_dirs().items()
+        package: [str(p) for p in paths] for package, paths in _native.tensorrt_library_dirs().items()
     }
     if "tensorrt-native" not in report["providers"] and not any(m["installed"] for m in modules):
         missing(
@@ -162,13 +120,13 @@ def collect() -> dict:
             "pip install 'torch-tensorrt-executorch-runtime[tensorrt]' (or [lean], [rtx])",
         )
 
-    cudart = _library.cuda_runtime_candidates()
+    cudart = _native.cuda_runtime_candidates()
     report["cuda_runtime"] = [str(p) for p in cudart]
-    if not cudart and lib is None:
+    if not cudart and not loaded:
         missing("the CUDA 13 runtime (libcudart.so.13)", "pip install 'nvidia-cuda-runtime>=13.0,<14'")
-    driver = _driver_report()
+    driver = _native.driver_report()
     report["cuda_driver"] = driver
-    report["cuda_devices"] = int(lib.tte_cuda_device_count()) if lib is not None else None
+    report["cuda_devices"] = _native.cuda_device_count() if loaded else None
     if not driver["found"]:
         missing("an NVIDIA driver", "install the NVIDIA driver for your GPU (no GPU: engines cannot run here)")
     elif not driver["gpus"]:
@@ -225,7 +183,13 @@ def format_text(report: dict) -> str:
     return "\n".join(lines)
 
 
-def run(as_json: bool) -> int:
+def command_doctor(args) -> int:
     report = collect()
-    print(json.dumps(report, indent=2) if as_json else format_text(report))
+    print(json.dumps(report, indent=2) if args.json else format_text(report))
     return 0 if report["sound"] else 1
+
+
+def add_parser(sub) -> None:
+    doctor = sub.add_parser("doctor", help="check the installation")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(handler=command_doctor)

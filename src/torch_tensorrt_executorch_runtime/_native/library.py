@@ -17,12 +17,12 @@ import os
 import threading
 from pathlib import Path
 
-from . import _c_api
-from .errors import PluginLoadError
+from ..errors import PluginLoadError
+from . import abi
 
 LIBRARY_ENV = "TORCH_TENSORRT_EXECUTORCH_LIBRARY"
 LIBRARY_FILE = "libexecutorch_backend_tensorrt.so"
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 # The ExecuTorch libraries the plugin links, in dependency order.
 EXECUTORCH_LIBRARIES = (
@@ -123,7 +123,7 @@ def _preload_cuda_runtime() -> None:
 def apply_prototypes(lib: ctypes.CDLL) -> list[str]:
     """Set restype/argtypes of every C API function; returns the missing names."""
     missing = []
-    for name, (restype, argtypes) in _c_api.PROTOTYPES.items():
+    for name, (restype, argtypes) in abi.PROTOTYPES.items():
         try:
             function = getattr(lib, name)
         except AttributeError:
@@ -172,10 +172,10 @@ def load_plugin() -> ctypes.CDLL:
                 + ", ".join(missing)
             )
         version = lib.tte_c_api_version()
-        if version < _c_api.TTE_C_API_VERSION:
+        if version < abi.TTE_C_API_VERSION:
             raise PluginLoadError(
                 f"{path} has C API version {version}; this package needs "
-                f"{_c_api.TTE_C_API_VERSION} or later. Reinstall torch-tensorrt-executorch-runtime."
+                f"{abi.TTE_C_API_VERSION} or later. Reinstall torch-tensorrt-executorch-runtime."
             )
         _plugin = lib
         return lib
@@ -190,11 +190,9 @@ def loaded_plugin() -> ctypes.CDLL | None:
 def cuda_driver() -> ctypes.CDLL | None:
     """The CUDA driver library (libcuda.so.1), or None where no driver is installed."""
     try:
-        driver = ctypes.CDLL("libcuda.so.1")
+        return _load(Path("libcuda.so.1"))
     except OSError:
         return None
-    _keep.append(driver)
-    return driver
 
 
 def tensorrt_library_dirs() -> dict[str, list[Path]]:

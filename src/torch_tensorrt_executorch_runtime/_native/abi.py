@@ -2,13 +2,12 @@
 
 cpp/include/torch_tensorrt_executorch/{dlpack,engine_provider,c_api}.h are the
 contract; this module restates their structs and the prototype of every
-function, and `_library` applies the prototypes to the loaded plugin. Keep
+function, and `library` applies the prototypes to the loaded plugin. Keep
 the field order identical to the headers (both are append-only).
 """
 
 from __future__ import annotations
 
-import ctypes
 from ctypes import (
     CFUNCTYPE,
     POINTER,
@@ -339,22 +338,3 @@ PROTOTYPES: dict[str, tuple[object, list[object]]] = {
     "tte_reset_runtime_stats": (None, []),
 }
 
-
-def take_string(lib: ctypes.CDLL, pointer: c_void_p) -> str:
-    """Decode a `char*` the library allocated, then free it with tte_free_string."""
-    if not pointer.value:
-        return ""
-    try:
-        return ctypes.string_at(pointer.value).decode("utf-8")
-    finally:
-        lib.tte_free_string(pointer)
-
-
-def call(function, *args) -> None:
-    """Call a C API function whose last parameter is a TteError*; raise on failure."""
-    from .errors import error_for_status
-
-    error = TteError()
-    status = function(*args, ctypes.byref(error))
-    if status != 0:
-        raise error_for_status(status, error.text())
