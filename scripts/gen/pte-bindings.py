@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the Python flatbuffer bindings that `inspect` reads .pte files with.
+"""Generate the Python flatbuffer bindings the package's .pte reader (`pte`) reads with.
 
 Runs the flatc bundled with the executorch wheel on that wheel's own
 schema/program.fbs (which includes scalar_type.fbs), so the reader always
@@ -7,7 +7,7 @@ matches the ExecuTorch the plugin is built against, and needs neither torch
 nor executorch at run time (only the `flatbuffers` package).
 
 Usage:
-  generate-pte-schema.py [--out DIR] [--executorch-root DIR] [--flatc PATH]
+  scripts/gen/pte-bindings.py [--out DIR] [--executorch-root DIR] [--flatc PATH]
 
 --out defaults to src/torch_tensorrt_executorch_runtime/_generated in this
 checkout; --executorch-root to the installed executorch package; --flatc to
@@ -34,7 +34,7 @@ def installed_executorch_root() -> Path:
     spec = importlib.util.find_spec("executorch")
     if spec is None or not spec.submodule_search_locations:
         sys.exit(
-            "generate-pte-schema: executorch is not installed in this interpreter "
+            "pte-bindings: executorch is not installed in this interpreter "
             f"({sys.executable}); install executorch or pass --executorch-root"
         )
     return Path(list(spec.submodule_search_locations)[0])
@@ -62,10 +62,10 @@ def main() -> int:
     schema_dir = root / "schema"
     for name in SCHEMAS:
         if not (schema_dir / name).is_file():
-            sys.exit(f"generate-pte-schema: {schema_dir / name} not found (is {root} an executorch package?)")
+            sys.exit(f"pte-bindings: {schema_dir / name} not found (is {root} an executorch package?)")
     flatc = args.flatc or root / "data" / "bin" / "flatc"
     if not flatc.is_file():
-        sys.exit(f"generate-pte-schema: flatc not found at {flatc}; pass --flatc")
+        sys.exit(f"pte-bindings: flatc not found at {flatc}; pass --flatc")
 
     with tempfile.TemporaryDirectory() as scratch:
         # --gen-onefile puts every table in one module with no cross-module
@@ -74,10 +74,10 @@ def main() -> int:
                    "-I", str(schema_dir), "-o", scratch, str(schema_dir / "program.fbs")]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
-            sys.exit(f"generate-pte-schema: {' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+            sys.exit(f"pte-bindings: {' '.join(command)} failed:\n{result.stdout}{result.stderr}")
         generated = Path(scratch) / MODULE
         if not generated.is_file():
-            sys.exit(f"generate-pte-schema: flatc wrote no {MODULE} (got {sorted(p.name for p in Path(scratch).iterdir())})")
+            sys.exit(f"pte-bindings: flatc wrote no {MODULE} (got {sorted(p.name for p in Path(scratch).iterdir())})")
         args.out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(generated, args.out / MODULE)
 
@@ -89,7 +89,7 @@ def main() -> int:
         f'EXECUTORCH_VERSION = "{executorch_version(root)}"\n'
         f'SCHEMA_SHA256 = "{digest.hexdigest()}"\n'
     )
-    print(f"generate-pte-schema: wrote {args.out / MODULE} from {schema_dir}")
+    print(f"pte-bindings: wrote {args.out / MODULE} from {schema_dir}")
     return 0
 
 
