@@ -128,7 +128,7 @@ class _ThreadStream:
                 lib().tte_clear_thread_stream()
 
 
-def _fill_input(slot: TteInput, value, where: str, stream: int | None, keep: list) -> None:
+def _fill_input(slot: TteInput, value, index: int, method: str, stream: int | None, keep: list) -> None:
     if value is None:
         slot.tag = abi.TTE_VALUE_NONE
     elif isinstance(value, bool):
@@ -147,8 +147,8 @@ def _fill_input(slot: TteInput, value, where: str, stream: int | None, keep: lis
         slot.tensor = tensor.pointer()
     else:
         raise InvalidArgumentError(
-            f"{where} is a {type(value).__name__}; expected a tensor (torch, numpy, any DLPack object), "
-            "a Python int, float or bool, or None"
+            f"input {index} of '{method}' is a {type(value).__name__}; expected a tensor (torch, numpy, "
+            "any DLPack object), a Python int, float or bool, or None"
         )
 
 
@@ -251,7 +251,7 @@ class ProgramHandle:
         borrowed: list = []
         c_inputs = (TteInput * max(1, len(inputs)))()
         for index, value in enumerate(inputs):
-            _fill_input(c_inputs[index], value, f"input {index} of '{method}'", stream, borrowed)
+            _fill_input(c_inputs[index], value, index, method, stream, borrowed)
         c_outputs = (TteOutput * max(1, num_outputs))()
         with self._lock:
             pointer = self._live()

@@ -88,11 +88,11 @@ class OutputLibrary:
     def convert_all(self, results: list, method: str) -> list:
         """Run results (DLPackResult, int, float, bool, None) with every tensor converted."""
         return [
-            self.convert(item, f"output {index} of '{method}'") if isinstance(item, _native.DLPackResult) else item
+            self.convert(item, index, method) if isinstance(item, _native.DLPackResult) else item
             for index, item in enumerate(results)
         ]
 
-    def convert(self, result: _native.DLPackResult, where: str):
+    def convert(self, result: _native.DLPackResult, index: int, method: str):
         on_device = result.device[0] in _native.CUDA_DEVICE_TYPES
         if self.name == "torch":
             import torch
@@ -108,8 +108,8 @@ class OutputLibrary:
             except ImportError:
                 result.release()
                 raise OutputConversionError(
-                    f"{where} is in CUDA memory (device {result.device[1]}) and numpy cannot hold it: "
-                    "install cupy (pip install cupy-cuda13x) to get cupy arrays, or pass torch tensors"
+                    f"output {index} of '{method}' is in CUDA memory (device {result.device[1]}) and numpy "
+                    "cannot hold it: install cupy (pip install cupy-cuda13x) to get cupy arrays, or pass torch tensors"
                 ) from None
             return cupy.from_dlpack(result)
         return sys.modules[self.name].from_dlpack(result)
