@@ -130,7 +130,7 @@ EOF
   "${clean[@]}" "$prefix/bin/tte-run" --help > /dev/null
   echo "tte-run --help: ok"
   "${clean[@]}" "$prefix/bin/python" -c \
-    'import torch_tensorrt_executorch_runtime as t, torch_tensorrt_executorch_runtime._library as l; print("imported", t.__name__, "plugin", l.loaded_plugin() is not None and l.plugin_path())'
+    'import torch_tensorrt_executorch_runtime as t; from torch_tensorrt_executorch_runtime import _native as n; print("imported", t.__name__, "plugin", n.is_loaded() and n.plugin_path())'
   "${clean[@]}" "$prefix/bin/torch-tensorrt-executorch" --help > /dev/null
   echo "torch-tensorrt-executorch --help: ok"
   "${clean[@]}" "$prefix/bin/torch-tensorrt-executorch" doctor
