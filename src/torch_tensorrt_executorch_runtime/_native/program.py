@@ -14,7 +14,7 @@ import os
 import threading
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidArgumentError, InvalidStateError
@@ -31,7 +31,7 @@ class OpenOptions:
 
     data_paths: Sequence[Path] = ()
     data_buffers: Sequence[bytes] = ()
-    backend_options: Sequence[tuple[str, str, OptionValue]] = field(default=())  # (backend, key, value)
+    backend_options: Sequence[tuple[str, str, OptionValue]] = ()  # (backend, key, value)
     enable_etdump: bool = False
 
 

@@ -1,12 +1,12 @@
 """`torch-tensorrt-executorch inspect`: what a .pte holds and whether it can run here.
 
-The program is read with the flatbuffer reader (`pte`, no torch, no GPU, and
-no delegate initialized); TensorRTBackend blobs through the plugin's reader
-(tte_blob_describe_json).
-Whether it runs here is answered with static checks (target platform, CUDA
-devices, a TensorRT runtime for real engines, a test provider for test plans)
-and then, unless told not to, by loading every method: every provider checks
-for a usable device before touching TensorRT, so the attempt is safe anywhere.
+The program is read with the flatbuffer reader (`pte`: no torch, no GPU, no
+delegate initialized), TensorRTBackend blobs with the plugin's reader
+(tte_blob_describe_json). Whether it runs here is answered with static checks
+(target platform, CUDA devices, a TensorRT runtime for real engines, a test
+provider for test plans) and then, unless told not to, by loading every
+method: every provider checks for a usable device before touching TensorRT,
+so the attempt is safe anywhere.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ pointers for `memory="host"`. `plan` is a memoryview valid only during
 `deserialize`. Raising from any method fails that call with the exception's
 message (`NotAcceptedError` passes the plan on to the next provider).
 Registering affects later loads only.
+
+The protocol's types live in `types`; `adapter` puts a Python provider in
+the terms of the provider C ABI, which the binding (`_native`) serves.
 """
 
 from __future__ import annotations
