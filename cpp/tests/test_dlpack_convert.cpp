@@ -1,4 +1,4 @@
-#include "dlpack_convert.h"
+#include "program/dlpack_convert.h"
 
 #include <gtest/gtest.h>
 

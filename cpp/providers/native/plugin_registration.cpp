@@ -4,7 +4,7 @@
 // starts TensorRT at its first deserialize, and only on a CUDA device.
 // The registry and the log level are function-local statics in their own
 // files, so using them from this static initializer is safe.
-#include "logging.h"
+#include "common/logging.h"
 #include "native_tensorrt_provider.h"
 #include "torch_tensorrt_executorch/c_api.h"
 

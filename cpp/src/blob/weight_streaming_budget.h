@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "parse_result.h"
+#include "common/parse_result.h"
 
 namespace tte {
 

@@ -1,4 +1,4 @@
-#include "program.h"
+#include "program/program.h"
 
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
@@ -22,9 +22,9 @@
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 #include <nlohmann/json.hpp>
 
-#include "delegate_recorder.h"
-#include "dlpack_convert.h"
-#include "logging.h"
+#include "backend/delegate_recorder.h"
+#include "program/dlpack_convert.h"
+#include "common/logging.h"
 
 namespace tte {
 

@@ -1,4 +1,4 @@
-#include "binding_names.h"
+#include "blob/binding_names.h"
 
 #include <algorithm>
 #include <charconv>

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "parse_result.h"
+#include "common/parse_result.h"
 
 namespace tte {
 

@@ -1,4 +1,4 @@
-#include "cuda_allocator.h"
+#include "cuda/cuda_allocator.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <cuda_runtime_api.h>
 #include <executorch/runtime/core/device_allocator.h>
 
-#include "cuda_device.h"
-#include "logging.h"
+#include "cuda/cuda_device.h"
+#include "common/logging.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte {

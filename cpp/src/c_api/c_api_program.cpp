@@ -11,7 +11,7 @@
 #include <new>
 #include <string>
 
-#include "program.h"
+#include "program/program.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 struct TteProgram {

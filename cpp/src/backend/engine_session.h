@@ -16,10 +16,10 @@
 
 #include <executorch/runtime/backend/interface.h>
 
-#include "cuda_device.h"
-#include "cuda_graph_cache.h"
-#include "device_buffers.h"
-#include "provider_registry.h"
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_graph_cache.h"
+#include "cuda/device_buffers.h"
+#include "backend/provider_registry.h"
 
 namespace tte {
 

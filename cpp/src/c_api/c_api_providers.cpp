@@ -1,8 +1,8 @@
 // The engine-provider group of c_api.h, over ProviderRegistry.
 #include <string>
 
-#include "logging.h"
-#include "provider_registry.h"
+#include "common/logging.h"
+#include "backend/provider_registry.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 extern "C" {

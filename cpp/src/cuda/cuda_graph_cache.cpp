@@ -1,8 +1,8 @@
-#include "cuda_graph_cache.h"
+#include "cuda/cuda_graph_cache.h"
 
-#include "cuda_device.h"
-#include "logging.h"
-#include "runtime_stats.h"
+#include "cuda/cuda_device.h"
+#include "common/logging.h"
+#include "common/runtime_stats.h"
 
 namespace tte {
 namespace {

@@ -1,4 +1,4 @@
-#include "provider_registry.h"
+#include "backend/provider_registry.h"
 
 #include <dlfcn.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "logging.h"
+#include "common/logging.h"
 
 namespace tte {
 namespace {

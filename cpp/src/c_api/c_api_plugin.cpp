@@ -6,9 +6,9 @@
 #include <mutex>
 #include <string>
 
-#include "cuda_device.h"
-#include "logging.h"
-#include "tensorrt_backend.h"
+#include "cuda/cuda_device.h"
+#include "common/logging.h"
+#include "backend/tensorrt_backend.h"
 #include "torch_tensorrt_executorch/c_api.h"
 #include "tte_version.h"
 

@@ -1,4 +1,4 @@
-#include "caller_stream.h"
+#include "cuda/caller_stream.h"
 
 #include "torch_tensorrt_executorch/c_api.h"
 

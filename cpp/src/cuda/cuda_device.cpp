@@ -1,4 +1,4 @@
-#include "cuda_device.h"
+#include "cuda/cuda_device.h"
 
 #include <cstdio>
 

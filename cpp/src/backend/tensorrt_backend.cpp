@@ -1,10 +1,10 @@
-#include "tensorrt_backend.h"
+#include "backend/tensorrt_backend.h"
 
 #include <dlfcn.h>
 
-#include "cuda_allocator.h"
-#include "engine_session.h"
-#include "logging.h"
+#include "cuda/cuda_allocator.h"
+#include "backend/engine_session.h"
+#include "common/logging.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte {

@@ -1,10 +1,10 @@
-#include "device_buffers.h"
+#include "cuda/device_buffers.h"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
-#include "cuda_device.h"
+#include "cuda/cuda_device.h"
 
 namespace tte {
 

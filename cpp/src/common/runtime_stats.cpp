@@ -1,4 +1,4 @@
-#include "runtime_stats.h"
+#include "common/runtime_stats.h"
 
 #include <cstddef>
 #include <cstring>

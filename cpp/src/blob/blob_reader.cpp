@@ -1,4 +1,4 @@
-#include "blob_reader.h"
+#include "blob/blob_reader.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "engine_session.h"
+#include "backend/engine_session.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,14 +11,14 @@
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
-#include "binding_names.h"
-#include "blob_reader.h"
-#include "caller_stream.h"
-#include "cuda_device.h"
-#include "delegate_recorder.h"
-#include "logging.h"
-#include "runtime_stats.h"
-#include "weight_streaming_budget.h"
+#include "blob/binding_names.h"
+#include "blob/blob_reader.h"
+#include "cuda/caller_stream.h"
+#include "cuda/cuda_device.h"
+#include "backend/delegate_recorder.h"
+#include "common/logging.h"
+#include "common/runtime_stats.h"
+#include "blob/weight_streaming_budget.h"
 
 namespace tte {
 

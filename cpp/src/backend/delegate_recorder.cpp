@@ -1,4 +1,4 @@
-#include "delegate_recorder.h"
+#include "backend/delegate_recorder.h"
 
 namespace tte {
 namespace {

@@ -1,4 +1,4 @@
-#include "weight_streaming_budget.h"
+#include "blob/weight_streaming_budget.h"
 
 #include <charconv>
 #include <cstdio>

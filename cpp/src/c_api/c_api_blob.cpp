@@ -8,8 +8,8 @@
 #include <new>
 #include <string>
 
-#include "blob_reader.h"
-#include "logging.h"
+#include "blob/blob_reader.h"
+#include "common/logging.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace {
