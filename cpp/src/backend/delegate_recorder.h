@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include <executorch/runtime/backend/interface.h>
+
+#include "common/status.h"
+
 namespace tte {
 
 struct DelegateRecord {
@@ -47,6 +51,27 @@ class DelegateRecorder {
 
  private:
   std::vector<DelegateRecord> records_;
+};
+
+struct DelegateBlob;
+
+// One delegate's record, added to the thread's recorder (when one is
+// installed) however init ends, with the reason when it failed.
+class InitRecord {
+ public:
+  InitRecord(const executorch::runtime::BackendInitContext& context,
+             executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs);
+  ~InitRecord();
+  InitRecord(const InitRecord&) = delete;
+  InitRecord& operator=(const InitRecord&) = delete;
+
+  void set_blob(const DelegateBlob& blob);
+  void set_provider(const std::string& name) { record_.provider = name; }
+  void set_result(const Status& status) { record_.error = status.message(); }
+
+ private:
+  DelegateRecorder* recorder_;
+  DelegateRecord record_;
 };
 
 }  // namespace tte

@@ -89,6 +89,12 @@ EngineProvider::EngineProvider(const TteEngineProvider& abi, TteProviderKind kin
   abi_.name = name_.c_str();
 }
 
+Status EngineProvider::call_failed(TteStatus code, const TteError& error,
+                                   const std::string& what) const {
+  return from_c_status(code, error).prefixed("engine provider '" + name_ + "': " + what +
+                                             " failed: ");
+}
+
 EngineProvider::~EngineProvider() {
   TTE_LOG(DEBUG, "releasing engine provider '%s'", name_.c_str());
   if (abi_.release != nullptr) {
@@ -101,8 +107,7 @@ ProviderRegistry& ProviderRegistry::instance() {
   return *registry;
 }
 
-TteStatus ProviderRegistry::add(const TteEngineProvider* provider, TteProviderKind kind,
-                                std::string* message) {
+Status ProviderRegistry::add(const TteEngineProvider* provider, TteProviderKind kind) {
   std::string problem = check_provider_abi(provider);
   if (problem.empty() && kind != TTE_PROVIDER_NATIVE && kind != TTE_PROVIDER_PYTHON &&
       kind != TTE_PROVIDER_OTHER) {
@@ -110,17 +115,16 @@ TteStatus ProviderRegistry::add(const TteEngineProvider* provider, TteProviderKi
               " (expected TTE_PROVIDER_NATIVE, TTE_PROVIDER_PYTHON or TTE_PROVIDER_OTHER)";
   }
   if (!problem.empty()) {
-    *message = "cannot register engine provider: " + problem;
-    return TTE_ERROR_INVALID_ARGUMENT;
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "cannot register engine provider: " + problem);
   }
   std::shared_ptr<EngineProvider> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& existing : providers_) {
       if (existing->name() == provider->name) {
-        *message = std::string("engine provider '") + provider->name +
-                   "' is already registered; unregister it first or choose another name";
-        return TTE_ERROR_INVALID_ARGUMENT;
+        return Status(TTE_ERROR_INVALID_ARGUMENT,
+                      std::string("engine provider '") + provider->name +
+                          "' is already registered; unregister it first or choose another name");
       }
     }
     entry = std::make_shared<EngineProvider>(*provider, kind, next_sequence_++);
@@ -133,13 +137,12 @@ TteStatus ProviderRegistry::add(const TteEngineProvider* provider, TteProviderKi
   }
   TTE_LOG(INFO, "registered %s engine provider '%s' (%s memory)", kind_name(kind),
           entry->name().c_str(), entry->host_memory() ? "host" : "device");
-  return TTE_OK;
+  return Status::Ok();
 }
 
-TteStatus ProviderRegistry::remove(const char* name, std::string* message) {
+Status ProviderRegistry::remove(const char* name) {
   if (name == nullptr) {
-    *message = "cannot unregister engine provider: name is NULL";
-    return TTE_ERROR_INVALID_ARGUMENT;
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "cannot unregister engine provider: name is NULL");
   }
   ProviderRef removed;
   {
@@ -147,8 +150,8 @@ TteStatus ProviderRegistry::remove(const char* name, std::string* message) {
     auto it = std::find_if(providers_.begin(), providers_.end(),
                            [&](const ProviderRef& p) { return p->name() == name; });
     if (it == providers_.end()) {
-      *message = std::string("engine provider '") + name + "' is not registered";
-      return TTE_ERROR_NOT_FOUND;
+      return Status(TTE_ERROR_NOT_FOUND, std::string("engine provider '") + name +
+                                             "' is not registered");
     }
     removed = std::move(*it);
     providers_.erase(it);
@@ -156,7 +159,7 @@ TteStatus ProviderRegistry::remove(const char* name, std::string* message) {
   // `removed` is dropped here, outside the lock: when no engine holds the
   // provider, its release callback runs now and may itself call into the
   // registry.
-  return TTE_OK;
+  return Status::Ok();
 }
 
 std::vector<ProviderRef> ProviderRegistry::providers() const {
@@ -184,41 +187,35 @@ const char* ProviderRegistry::name_at(size_t index) const {
   return index < providers_.size() ? providers_[index]->name().c_str() : nullptr;
 }
 
-TteStatus ProviderRegistry::load_library(const char* path, TteProviderKind kind,
-                                         std::string* message) {
+Status ProviderRegistry::load_library(const char* path, TteProviderKind kind) {
   if (path == nullptr || path[0] == '\0') {
-    *message = "cannot load engine provider library: path is empty";
-    return TTE_ERROR_INVALID_ARGUMENT;
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "cannot load engine provider library: path is empty");
   }
   // RTLD_LOCAL keeps a provider's TensorRT symbols from clashing with another
   // provider's; never dlclose, since engines keep running its code.
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = dlerror();
-    *message = std::string("cannot load engine provider library '") + path +
-               "': " + (why != nullptr ? why : "unknown dlopen error");
-    return TTE_ERROR_NOT_FOUND;
+    return Status(TTE_ERROR_NOT_FOUND, std::string("cannot load engine provider library '") + path +
+                                           "': " + (why != nullptr ? why : "unknown dlopen error"));
   }
   dlerror();
   auto entry = reinterpret_cast<TteEngineProviderEntryFn>(
       dlsym(library, TTE_ENGINE_PROVIDER_ENTRY_SYMBOL));
   if (entry == nullptr) {
-    *message = std::string("'") + path + "' is not an engine provider library: it exports no " +
-               TTE_ENGINE_PROVIDER_ENTRY_SYMBOL + " function";
-    return TTE_ERROR_INVALID_ARGUMENT;
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  std::string("'") + path + "' is not an engine provider library: it exports no " +
+                      TTE_ENGINE_PROVIDER_ENTRY_SYMBOL + " function");
   }
   const TteEngineProvider* provider = entry(TTE_ENGINE_PROVIDER_ABI_VERSION);
   if (provider == nullptr) {
-    *message = std::string("engine provider library '") + path +
-               "' cannot serve provider ABI version " +
-               std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION);
-    return TTE_ERROR_NOT_SUPPORTED;
+    return Status(TTE_ERROR_NOT_SUPPORTED, std::string("engine provider library '") + path +
+                                               "' cannot serve provider ABI version " +
+                                               std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION));
   }
-  TteStatus status = add(provider, kind, message);
-  if (status != TTE_OK) {
-    *message += std::string(" (from '") + path + "')";
-  }
-  return status;
+  const Status status = add(provider, kind);
+  return status.ok() ? status
+                     : Status(status.code(), status.message() + " (from '" + path + "')");
 }
 
 }  // namespace tte

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "torch_tensorrt_executorch/engine_provider.h"
 
 namespace tte {
@@ -30,6 +31,9 @@ class EngineProvider {
   bool enqueue_capturable() const { return abi_.enqueue_capturable != 0; }
   // The copied function table; `name` points at name().
   const TteEngineProvider& abi() const { return abi_; }
+  // A failed call `what` of this provider, with the reason it gave:
+  // "engine provider 'NAME': WHAT failed: REASON".
+  Status call_failed(TteStatus code, const TteError& error, const std::string& what) const;
 
  private:
   TteEngineProvider abi_{};
@@ -46,10 +50,9 @@ class ProviderRegistry {
   // could call into an interpreter that is already gone.
   static ProviderRegistry& instance();
 
-  // TTE_OK, or a status with `message` set saying what was wrong.
-  TteStatus add(const TteEngineProvider* provider, TteProviderKind kind,
-                std::string* message);
-  TteStatus remove(const char* name, std::string* message);
+  // Ok, or what was wrong with the provider or the name.
+  Status add(const TteEngineProvider* provider, TteProviderKind kind);
+  Status remove(const char* name);
   // Snapshot in selection order: native, python, other; each in registration
   // order.
   std::vector<ProviderRef> providers() const;
@@ -60,7 +63,7 @@ class ProviderRegistry {
 
   // dlopen `path` (never closed: engines may still run its code), call its
   // entry symbol and add what it returns.
-  TteStatus load_library(const char* path, TteProviderKind kind, std::string* message);
+  Status load_library(const char* path, TteProviderKind kind);
 
  private:
   ProviderRegistry() = default;

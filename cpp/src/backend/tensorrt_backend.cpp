@@ -2,9 +2,10 @@
 
 #include <dlfcn.h>
 
-#include "cuda/cuda_allocator.h"
-#include "backend/engine_session.h"
+#include "backend/tensorrt_delegate.h"
+#include "common/executorch_failure.h"
 #include "common/logging.h"
+#include "cuda/cuda_allocator.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte {
@@ -109,24 +110,26 @@ Result<DelegateHandle*> TensorRTBackend::init(BackendInitContext& context,
   if (registered != Error::Ok) {
     return registered;
   }
-  auto session = EngineSession::create(context, processed, compile_specs);
-  if (!session.ok()) {
-    return session.error();
+  std::unique_ptr<TensorRTDelegate> delegate;
+  const Status status = TensorRTDelegate::create(context, processed, compile_specs, &delegate);
+  if (!status.ok()) {
+    return report_to_executorch(status);
   }
-  return static_cast<DelegateHandle*>(session.get());
+  return static_cast<DelegateHandle*>(delegate.release());
 }
 
-Error TensorRTBackend::execute(BackendExecutionContext& context, DelegateHandle* handle,
+Error TensorRTBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
                                Span<EValue*> args) const {
   if (handle == nullptr) {
-    TTE_LOG(ERROR, "TensorRTBackend execute got no delegate handle");
+    report_to_executorch(
+        Status(TTE_ERROR_INVALID_ARGUMENT, "TensorRTBackend execute got no delegate handle"));
     return Error::DelegateInvalidHandle;
   }
-  return static_cast<EngineSession*>(handle)->execute(context, args);
+  return report_to_executorch(static_cast<TensorRTDelegate*>(handle)->execute(args));
 }
 
 void TensorRTBackend::destroy(DelegateHandle* handle) const {
-  delete static_cast<EngineSession*>(handle);
+  delete static_cast<TensorRTDelegate*>(handle);
 }
 
 }  // namespace tte

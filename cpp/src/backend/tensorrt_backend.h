@@ -1,6 +1,7 @@
 // The `TensorRTBackend` delegate as ExecuTorch sees it: thin glue from the
-// BackendInterface to EngineSession, registered from a static initializer
-// when the library loads. Registration can fail quietly (the name is taken,
+// BackendInterface to TensorRTDelegate, registered from a static initializer
+// when the library loads. A failure's Status crosses back to ExecuTorch as
+// an Error through report_to_executorch (common/executorch_failure.h). Registration can fail quietly (the name is taken,
 // or the registry is full); the result is kept and checked at every use.
 #pragma once
 

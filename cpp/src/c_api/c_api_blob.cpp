@@ -9,14 +9,13 @@
 #include <string>
 
 #include "blob/blob_reader.h"
-#include "common/logging.h"
+#include "common/status.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace {
 
 TteStatus fail(TteError* error, TteStatus status, const std::string& message) {
-  tte::fill_error(error, status, "tte_blob_describe_json: " + message);
-  return status;
+  return tte::to_c_status(tte::Status(status, "tte_blob_describe_json: " + message), error);
 }
 
 }  // namespace
@@ -37,8 +36,7 @@ extern "C" TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t s
     const tte::ParseResult<tte::DelegateBlob> blob =
         tte::parse_delegate_blob(data != nullptr ? data : &kNoBytes, static_cast<std::size_t>(size));
     if (!blob) {
-      tte::fill_error(error, TTE_ERROR_INVALID_PROGRAM, blob.error());
-      return TTE_ERROR_INVALID_PROGRAM;
+      return tte::to_c_status(tte::Status(TTE_ERROR_INVALID_PROGRAM, blob.error()), error);
     }
     const std::string json = tte::describe_delegate_blob(blob.value());
     // malloc, so that tte_free_string (free) releases it.

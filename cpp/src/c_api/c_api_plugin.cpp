@@ -1,13 +1,15 @@
 // The plugin group of c_api.h: versions, registration ownership, log level,
-// CUDA device count.
+// CUDA device count and allocator owner.
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <string>
 
+#include "cuda/cuda_allocator.h"
 #include "cuda/cuda_device.h"
 #include "common/logging.h"
+#include "common/status.h"
 #include "backend/tensorrt_backend.h"
 #include "torch_tensorrt_executorch/c_api.h"
 #include "tte_version.h"
@@ -31,8 +33,7 @@ TTE_API TteStatus tte_registration_status(TteError* error) {
   const TteStatus status = tte::registration_result() == executorch::runtime::Error::Internal
                                ? TTE_ERROR_INTERNAL
                                : TTE_ERROR_INVALID_STATE;
-  tte::fill_error(error, status, tte::registration_problem());
-  return status;
+  return tte::to_c_status(tte::Status(status, tte::registration_problem()), error);
 }
 
 TTE_API const char* tte_registration_owner_path(void) {
@@ -63,6 +64,8 @@ TTE_API void tte_set_log_level(TteLogLevel level) { tte::set_log_level(level); }
 TTE_API TteLogLevel tte_get_log_level(void) { return tte::log_level(); }
 
 TTE_API int32_t tte_cuda_device_count(void) { return tte::cuda_device_count(); }
+
+TTE_API const char* tte_cuda_allocator_owner(void) { return tte::cuda_allocator_owner(); }
 
 TTE_API void tte_free_string(char* str) { std::free(str); }
 

@@ -22,43 +22,39 @@ struct TteProgram {
 
 namespace {
 
-TteStatus report(const tte::ProgramStatus& status, TteError* error) {
-  if (error != nullptr) {
-    error->code = status.code;
-    std::snprintf(error->message, sizeof(error->message), "%s", status.message.c_str());
-  }
-  return status.code;
+TteStatus report(const tte::Status& status, TteError* error) {
+  return tte::to_c_status(status, error);
 }
 
-TteStatus finish(TteProgram* handle, const tte::ProgramStatus& status, TteError* error) {
+TteStatus finish(TteProgram* handle, const tte::Status& status, TteError* error) {
   if (handle != nullptr && !status.ok()) {
     std::lock_guard<std::mutex> lock(handle->error_mutex);
-    handle->last_error = status.message;
+    handle->last_error = status.message();
   }
   return report(status, error);
 }
 
-tte::ProgramStatus invalid(const char* message) {
-  return tte::ProgramStatus::Fail(TTE_ERROR_INVALID_ARGUMENT, message);
+tte::Status invalid(const char* message) {
+  return tte::Status(TTE_ERROR_INVALID_ARGUMENT, message);
 }
 
 // Runs `body`, turning a C++ exception (allocation failure, mostly) into a
 // status so none crosses the C boundary.
 template <typename Body>
-tte::ProgramStatus guarded(Body&& body) {
+tte::Status guarded(Body&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return tte::ProgramStatus::Fail(TTE_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
-    return tte::ProgramStatus::Fail(TTE_ERROR_INTERNAL, std::string("internal error: ") + e.what());
+    return tte::Status(TTE_ERROR_INTERNAL, std::string("internal error: ") + e.what());
   }
 }
 
 // Reads the fields of `options` its struct_size covers.
-tte::ProgramStatus read_options(const TteProgramOptions* options, tte::ProgramOptions* out) {
+tte::Status read_options(const TteProgramOptions* options, tte::ProgramOptions* out) {
   if (options == nullptr) {
-    return tte::ProgramStatus::Ok();
+    return tte::Status::Ok();
   }
   const uint32_t size = options->struct_size;
   auto has = [size](size_t end) { return size >= end; };
@@ -118,7 +114,7 @@ tte::ProgramStatus read_options(const TteProgramOptions* options, tte::ProgramOp
   if (has(offsetof(TteProgramOptions, enable_etdump) + sizeof(int32_t))) {
     out->enable_etdump = options->enable_etdump != 0;
   }
-  return tte::ProgramStatus::Ok();
+  return tte::Status::Ok();
 }
 
 template <typename Open>
@@ -129,9 +125,9 @@ TteStatus open_program(const TteProgramOptions* options, TteProgram** out_progra
   }
   *out_program = nullptr;
   std::unique_ptr<tte::Program> program;
-  const tte::ProgramStatus status = guarded([&] {
+  const tte::Status status = guarded([&] {
     tte::ProgramOptions parsed;
-    tte::ProgramStatus read = read_options(options, &parsed);
+    tte::Status read = read_options(options, &parsed);
     if (!read.ok()) {
       return read;
     }
@@ -142,7 +138,7 @@ TteStatus open_program(const TteProgramOptions* options, TteProgram** out_progra
   }
   auto* handle = new (std::nothrow) TteProgram();
   if (handle == nullptr) {
-    return report(tte::ProgramStatus::Fail(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"), error);
+    return report(tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"), error);
   }
   handle->program = std::move(program);
   *out_program = handle;
@@ -191,7 +187,7 @@ TTE_API TteStatus tte_program_num_methods(TteProgram* program, size_t* out_count
     return finish(program, invalid("program and out_count must not be NULL"), error);
   }
   *out_count = program->program->method_names().size();
-  return finish(program, tte::ProgramStatus::Ok(), error);
+  return finish(program, tte::Status::Ok(), error);
 }
 
 TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index,
@@ -202,14 +198,14 @@ TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index,
   const auto& names = program->program->method_names();
   if (index >= names.size()) {
     return finish(program,
-                  tte::ProgramStatus::Fail(TTE_ERROR_INVALID_ARGUMENT,
+                  tte::Status(TTE_ERROR_INVALID_ARGUMENT,
                                            "method index " + std::to_string(index) +
                                                " is out of range: the program has " +
                                                std::to_string(names.size()) + " methods"),
                   error);
   }
   *out_name = names[index].c_str();
-  return finish(program, tte::ProgramStatus::Ok(), error);
+  return finish(program, tte::Status::Ok(), error);
 }
 
 TTE_API TteStatus tte_program_load_method(TteProgram* program, const char* method,
@@ -260,14 +256,14 @@ TTE_API TteStatus tte_program_describe_json(TteProgram* program, char** out_json
   }
   *out_json = nullptr;
   std::string json;
-  const tte::ProgramStatus status =
+  const tte::Status status =
       guarded([&] { return program->program->describe_json(&json); });
   if (status.ok()) {
     // Freed with tte_free_string, which releases with free().
     auto* copy = static_cast<char*>(std::malloc(json.size() + 1));
     if (copy == nullptr) {
       return finish(program,
-                    tte::ProgramStatus::Fail(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"),
+                    tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"),
                     error);
     }
     std::memcpy(copy, json.c_str(), json.size() + 1);

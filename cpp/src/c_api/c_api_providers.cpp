@@ -1,23 +1,33 @@
-// The engine-provider group of c_api.h, over ProviderRegistry.
+// The engine-provider group of c_api.h, over ProviderRegistry. A refused
+// registration is also logged: a provider library loaded at startup often
+// has no caller that reads the TteError.
 #include <string>
 
-#include "common/logging.h"
 #include "backend/provider_registry.h"
+#include "common/logging.h"
+#include "common/status.h"
 #include "torch_tensorrt_executorch/c_api.h"
+
+namespace {
+
+TteStatus report(const tte::Status& status, TteError* error) {
+  if (!status.ok()) {
+    TTE_LOG(ERROR, "%s", status.message().c_str());
+  }
+  return tte::to_c_status(status, error);
+}
+
+}  // namespace
 
 extern "C" {
 
 TTE_API TteStatus tte_register_engine_provider(const TteEngineProvider* provider,
                                                TteProviderKind kind, TteError* error) {
-  std::string message;
-  TteStatus status = tte::ProviderRegistry::instance().add(provider, kind, &message);
-  return status == TTE_OK ? TTE_OK : tte::report_error(error, status, message);
+  return report(tte::ProviderRegistry::instance().add(provider, kind), error);
 }
 
 TTE_API TteStatus tte_unregister_engine_provider(const char* name, TteError* error) {
-  std::string message;
-  TteStatus status = tte::ProviderRegistry::instance().remove(name, &message);
-  return status == TTE_OK ? TTE_OK : tte::report_error(error, status, message);
+  return report(tte::ProviderRegistry::instance().remove(name), error);
 }
 
 TTE_API size_t tte_num_engine_providers(void) {
@@ -30,9 +40,7 @@ TTE_API const char* tte_engine_provider_name(size_t index) {
 
 TTE_API TteStatus tte_load_engine_provider_library(const char* path, TteProviderKind kind,
                                                    TteError* error) {
-  std::string message;
-  TteStatus status = tte::ProviderRegistry::instance().load_library(path, kind, &message);
-  return status == TTE_OK ? TTE_OK : tte::report_error(error, status, message);
+  return report(tte::ProviderRegistry::instance().load_library(path, kind), error);
 }
 
 }  // extern "C"

@@ -48,8 +48,6 @@ std::atomic<int>& level_storage() {
 // Reads the environment at load, not at the first log line.
 const bool kLevelReadAtLoad = (level_storage().load(), true);
 
-thread_local std::string t_last_error;
-
 const char* level_prefix(TteLogLevel level) {
   switch (level) {
     case TTE_LOG_DEBUG:
@@ -122,30 +120,9 @@ void log_message(TteLogLevel level, const char* file, int line,
   va_start(args, format);
   std::vsnprintf(text, sizeof(text), format, args);
   va_end(args);
-  if (level == TTE_LOG_ERROR) {
-    t_last_error = text;
-  }
   if (log_enabled(level)) {
     emit(level, file, line, text);
   }
-}
-
-const std::string& thread_last_error() { return t_last_error; }
-
-void clear_thread_last_error() { t_last_error.clear(); }
-
-void fill_error(TteError* error, TteStatus status, const std::string& message) {
-  if (error == nullptr) {
-    return;
-  }
-  error->code = status;
-  std::snprintf(error->message, sizeof(error->message), "%s", message.c_str());
-}
-
-TteStatus report_error(TteError* error, TteStatus status, const std::string& message) {
-  TTE_LOG(ERROR, "%s", message.c_str());
-  fill_error(error, status, message);
-  return status;
 }
 
 }  // namespace tte

@@ -1,7 +1,5 @@
 #include "cuda/caller_stream.h"
 
-#include "torch_tensorrt_executorch/c_api.h"
-
 namespace tte {
 namespace {
 // A set flag rather than a non-null stream: the legacy default stream is
@@ -28,15 +26,3 @@ bool caller_stream(void** stream) {
 }
 
 }  // namespace tte
-
-extern "C" {
-
-TTE_API void tte_set_thread_stream(void* stream) { tte::set_caller_stream(stream); }
-
-TTE_API void tte_clear_thread_stream(void) { tte::clear_caller_stream(); }
-
-TTE_API int32_t tte_get_thread_stream(void** out_stream) {
-  return tte::caller_stream(out_stream) ? 1 : 0;
-}
-
-}  // extern "C"

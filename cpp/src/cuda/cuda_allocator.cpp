@@ -11,8 +11,8 @@
 #include <executorch/runtime/core/device_allocator.h>
 
 #include "cuda/cuda_device.h"
+#include "common/executorch_failure.h"
 #include "common/logging.h"
-#include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte {
 namespace {
@@ -31,30 +31,33 @@ class CudaDeviceAllocator final : public DeviceAllocator {
     // cudaMalloc returns 256-byte aligned memory; more cannot be promised
     // without keeping the original pointer for cudaFree.
     if (alignment > 256 || (alignment & (alignment - 1)) != 0) {
-      TTE_LOG(ERROR, "CUDA allocator: alignment %zu is not supported (at most 256, a power of 2)",
-              alignment);
-      return Error::NotSupported;
+      return report_to_executorch(
+          Status(TTE_ERROR_NOT_SUPPORTED, "CUDA allocator: alignment " + std::to_string(alignment) +
+                                              " is not supported (at most 256, a power of 2)"));
     }
     if (cuda_device_count() == 0) {
-      TTE_LOG(ERROR,
-              "no CUDA device: cannot allocate %zu bytes of device memory for a program "
-              "planned on cuda:%d (TensorRTBackend needs an NVIDIA GPU)",
-              nbytes, static_cast<int>(index));
-      return Error::NotFound;
+      return report_to_executorch(Status(
+          TTE_ERROR_NO_DEVICE, "no CUDA device: cannot allocate " + std::to_string(nbytes) +
+                                   " bytes of device memory for a program planned on cuda:" +
+                                   std::to_string(index) +
+                                   " (TensorRTBackend needs an NVIDIA GPU)"));
     }
     DeviceGuard guard(index);
     if (guard.status() != cudaSuccess) {
-      TTE_LOG(ERROR, "CUDA allocator: cannot use device cuda:%d (%d devices): %s",
-              static_cast<int>(index), cuda_device_count(), cuda_error_text(guard.status()));
-      return Error::InvalidArgument;
+      return report_to_executorch(Status(
+          TTE_ERROR_INVALID_ARGUMENT, "CUDA allocator: cannot use device cuda:" +
+                                          std::to_string(index) + " (" +
+                                          std::to_string(cuda_device_count()) + " devices): " +
+                                          cuda_error_text(guard.status())));
     }
     void* ptr = nullptr;
     cudaError_t status = cudaMalloc(&ptr, nbytes);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      TTE_LOG(ERROR, "CUDA allocator: cudaMalloc of %zu bytes on cuda:%d failed: %s", nbytes,
-              static_cast<int>(index), cuda_error_text(status));
-      return Error::MemoryAllocationFailed;
+      return report_to_executorch(Status(
+          TTE_ERROR_OUT_OF_MEMORY, "CUDA allocator: cudaMalloc of " + std::to_string(nbytes) +
+                                       " bytes on cuda:" + std::to_string(index) +
+                                       " failed: " + cuda_error_text(status)));
     }
     return ptr;
   }
@@ -92,9 +95,10 @@ class CudaDeviceAllocator final : public DeviceAllocator {
         guard.status() != cudaSuccess ? guard.status() : cudaMemcpy(dst, src, nbytes, kind);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      TTE_LOG(ERROR, "CUDA allocator: %s copy of %zu bytes on cuda:%d failed: %s", what, nbytes,
-              static_cast<int>(index), cuda_error_text(status));
-      return Error::Internal;
+      return report_to_executorch(Status(
+          TTE_ERROR_RUNTIME, std::string("CUDA allocator: ") + what + " copy of " +
+                                 std::to_string(nbytes) + " bytes on cuda:" +
+                                 std::to_string(index) + " failed: " + cuda_error_text(status)));
     }
     return Error::Ok;
   }
@@ -181,7 +185,3 @@ const char* cuda_allocator_owner() {
 }
 
 }  // namespace tte
-
-extern "C" TTE_API const char* tte_cuda_allocator_owner(void) {
-  return tte::cuda_allocator_owner();
-}

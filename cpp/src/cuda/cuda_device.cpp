@@ -24,6 +24,12 @@ const char* cuda_error_text(cudaError_t status) {
   return text;
 }
 
+Status cuda_failure(cudaError_t status, const std::string& what) {
+  cudaGetLastError();
+  return Status(status == cudaErrorMemoryAllocation ? TTE_ERROR_OUT_OF_MEMORY : TTE_ERROR_RUNTIME,
+                what + " failed: " + cuda_error_text(status));
+}
+
 DeviceGuard::DeviceGuard(int device) {
   status_ = cudaGetDevice(&previous_);
   if (status_ != cudaSuccess) {

@@ -4,6 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
+
+#include "common/status.h"
+
 namespace tte {
 
 // Usable CUDA devices; 0 without a driver or GPU (the error that leaves is
@@ -12,6 +16,10 @@ int cuda_device_count();
 
 // "cudaErrorNoDevice: no CUDA-capable device is detected".
 const char* cuda_error_text(cudaError_t status);
+
+// A failed CUDA call as a Status ("<what> failed: <error>"; out of memory or
+// a runtime error), with the error it left cleared.
+Status cuda_failure(cudaError_t status, const std::string& what);
 
 // Makes `device` current for the guard's scope and restores the caller's
 // device afterwards, so a delegate call never leaves the caller's thread on

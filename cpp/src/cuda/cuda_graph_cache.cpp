@@ -8,9 +8,14 @@ namespace tte {
 namespace {
 
 // A real (not captured) run of the provider's enqueue.
-TteStatus run_plain(const std::function<TteStatus(TteError*)>& enqueue, TteError* error) {
+Status run_plain(const std::function<Status()>& enqueue) {
   RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
-  return enqueue(error);
+  return enqueue();
+}
+
+Status launch_failed(cudaError_t status) {
+  cudaGetLastError();
+  return Status(TTE_ERROR_RUNTIME, std::string("cudaGraphLaunch failed: ") + cuda_error_text(status));
 }
 
 }  // namespace
@@ -32,11 +37,10 @@ size_t CudaGraphCache::num_graphs() const {
   return count;
 }
 
-TteStatus CudaGraphCache::run(const std::vector<int64_t>& signature, cudaStream_t stream,
-                              const std::function<TteStatus(TteError*)>& enqueue,
-                              TteError* error) {
+Status CudaGraphCache::run(const std::vector<int64_t>& signature, cudaStream_t stream,
+                           const std::function<Status()>& enqueue) {
   if (!enabled_) {
-    return run_plain(enqueue, error);
+    return run_plain(enqueue);
   }
   auto it = entries_.begin();
   while (it != entries_.end() && it->signature != signature) {
@@ -50,28 +54,24 @@ TteStatus CudaGraphCache::run(const std::vector<int64_t>& signature, cudaStream_
       }
       entries_.pop_back();
     }
-    return run_plain(enqueue, error);
+    return run_plain(enqueue);
   }
   entries_.splice(entries_.begin(), entries_, it);
   Entry& entry = entries_.front();
   if (entry.graph == nullptr) {
-    return capture_and_launch(entry, stream, enqueue, error);
+    return capture_and_launch(entry, stream, enqueue);
   }
   cudaError_t status = cudaGraphLaunch(entry.graph, stream);
   if (status != cudaSuccess) {
-    cudaGetLastError();
-    fill_error(error, TTE_ERROR_RUNTIME,
-               std::string("cudaGraphLaunch failed: ") + cuda_error_text(status));
-    return TTE_ERROR_RUNTIME;
+    return launch_failed(status);
   }
   ++replays_;
   RuntimeStats::instance().graph_replays.fetch_add(1, std::memory_order_relaxed);
-  return TTE_OK;
+  return Status::Ok();
 }
 
-TteStatus CudaGraphCache::capture_and_launch(Entry& entry, cudaStream_t stream,
-                                             const std::function<TteStatus(TteError*)>& enqueue,
-                                             TteError* error) {
+Status CudaGraphCache::capture_and_launch(Entry& entry, cudaStream_t stream,
+                                          const std::function<Status()>& enqueue) {
   // Thread-local mode: other threads' CUDA calls neither break this capture
   // nor get caught in it.
   cudaError_t status = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
@@ -80,12 +80,11 @@ TteStatus CudaGraphCache::capture_and_launch(Entry& entry, cudaStream_t stream,
   if (status != cudaSuccess) {
     why = std::string("cudaStreamBeginCapture: ") + cuda_error_text(status);
   } else {
-    TteError capture_error{};
-    TteStatus enqueued = enqueue(&capture_error);
+    const Status enqueued = enqueue();
     // Capture must be ended whatever the enqueue did.
     status = cudaStreamEndCapture(stream, &graph);
-    if (enqueued != TTE_OK) {
-      why = std::string("the provider's enqueue failed while capturing: ") + capture_error.message;
+    if (!enqueued.ok()) {
+      why = "the provider's enqueue failed while capturing: " + enqueued.message();
     } else if (status != cudaSuccess) {
       why = std::string("cudaStreamEndCapture: ") + cuda_error_text(status);
     }
@@ -107,20 +106,17 @@ TteStatus CudaGraphCache::capture_and_launch(Entry& entry, cudaStream_t stream,
     enabled_ = false;
     TTE_LOG(WARNING, "CUDA graph capture failed (%s); running without CUDA graphs", why.c_str());
     RuntimeStats::instance().graph_fallbacks.fetch_add(1, std::memory_order_relaxed);
-    return run_plain(enqueue, error);
+    return run_plain(enqueue);
   }
   entry.graph = exec;
   RuntimeStats::instance().graph_captures.fetch_add(1, std::memory_order_relaxed);
   status = cudaGraphLaunch(exec, stream);
   if (status != cudaSuccess) {
-    cudaGetLastError();
-    fill_error(error, TTE_ERROR_RUNTIME,
-               std::string("cudaGraphLaunch failed: ") + cuda_error_text(status));
-    return TTE_ERROR_RUNTIME;
+    return launch_failed(status);
   }
   ++replays_;
   RuntimeStats::instance().graph_replays.fetch_add(1, std::memory_order_relaxed);
-  return TTE_OK;
+  return Status::Ok();
 }
 
 }  // namespace tte

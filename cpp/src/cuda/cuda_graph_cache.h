@@ -13,7 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "torch_tensorrt_executorch/engine_provider.h"
+#include "common/status.h"
 
 namespace tte {
 
@@ -30,9 +30,9 @@ class CudaGraphCache {
   // the first time plainly (TensorRT's first enqueue after a shape change may
   // allocate or synchronize, which capture forbids), the second time captured
   // into a graph that is then launched, later times by replaying the graph.
-  // Returns the provider's status; `error` is filled on failure.
-  TteStatus run(const std::vector<int64_t>& signature, cudaStream_t stream,
-                const std::function<TteStatus(TteError*)>& enqueue, TteError* error);
+  // Returns the provider's status, or why a graph launch failed.
+  Status run(const std::vector<int64_t>& signature, cudaStream_t stream,
+             const std::function<Status()>& enqueue);
 
   // False once a capture failed.
   bool enabled() const { return enabled_; }
@@ -45,9 +45,8 @@ class CudaGraphCache {
     std::vector<int64_t> signature;
     cudaGraphExec_t graph = nullptr;  // null: seen once, not captured yet
   };
-  TteStatus capture_and_launch(Entry& entry, cudaStream_t stream,
-                               const std::function<TteStatus(TteError*)>& enqueue,
-                               TteError* error);
+  Status capture_and_launch(Entry& entry, cudaStream_t stream,
+                            const std::function<Status()>& enqueue);
 
   size_t capacity_;
   bool enabled_ = true;

@@ -1,6 +1,7 @@
 #include "cuda/device_buffers.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -37,7 +38,7 @@ void DeviceBuffer::release() {
 }
 
 cudaError_t DeviceBuffer::reserve(size_t bytes, int device) {
-  if (bytes <= capacity_ && device == device_) {
+  if (data_ != nullptr && bytes <= capacity_ && device == device_) {
     return cudaSuccess;
   }
   release();
@@ -51,6 +52,60 @@ cudaError_t DeviceBuffer::reserve(size_t bytes, int device) {
   capacity_ = bytes;
   device_ = device;
   return cudaSuccess;
+}
+
+Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what) {
+  if (cuda_device_count() == 0) {
+    return Status(TTE_ERROR_NO_DEVICE, what + " lives on cuda:" + std::to_string(device) +
+                                           " but this process sees no CUDA device");
+  }
+  DeviceGuard guard(device);
+  cudaError_t error = guard.status();
+  if (error == cudaSuccess) {
+    error = buffer.reserve(bytes, device);
+  }
+  if (error != cudaSuccess) {
+    return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) +
+                                               " bytes on cuda:" + std::to_string(device) +
+                                               " for " + what + " (" + cuda_error_text(error) +
+                                               ")");
+  }
+  return Status::Ok();
+}
+
+AlignedHostBuffer::~AlignedHostBuffer() { release(); }
+
+AlignedHostBuffer::AlignedHostBuffer(AlignedHostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+AlignedHostBuffer& AlignedHostBuffer::operator=(AlignedHostBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+void AlignedHostBuffer::release() {
+  std::free(data_);
+  data_ = nullptr;
+  capacity_ = 0;
+}
+
+bool AlignedHostBuffer::reserve(size_t bytes) {
+  if (bytes <= capacity_ && data_ != nullptr) {
+    return true;
+  }
+  release();
+  void* data = nullptr;
+  if (posix_memalign(&data, kAlignment, std::max<size_t>(bytes, 1)) != 0) {
+    return false;
+  }
+  data_ = data;
+  capacity_ = bytes;
+  return true;
 }
 
 PinnedHostBuffer::~PinnedHostBuffer() { release(); }

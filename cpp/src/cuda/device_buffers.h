@@ -1,12 +1,16 @@
-// Memory a delegate handle stages tensors through: device buffers for host
-// tensors of device-memory engines, pinned host buffers for the reverse and
-// for chunked copies. All grow-only and owned by one handle (so handles never
-// contend for them) on that handle's device.
+// Memory the library stages tensors through and gives outputs: device
+// buffers for host tensors of device-memory engines and device-placed program
+// inputs, pinned host buffers for the reverse and for chunked copies, aligned
+// host buffers for program outputs. All grow-only and owned by one delegate
+// handle or one program method (so they never contend).
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include <cuda_runtime_api.h>
+
+#include "common/status.h"
 
 namespace tte {
 
@@ -31,6 +35,33 @@ class DeviceBuffer {
   void* data_ = nullptr;
   size_t capacity_ = 0;
   int device_ = -1;
+};
+
+// buffer.reserve(bytes, device) with `device` made current for the call; the
+// failure says how many bytes were wanted where and for `what`.
+Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what);
+
+// Ordinary host memory, 128-byte aligned, that only grows; needs no CUDA.
+class AlignedHostBuffer {
+ public:
+  static constexpr size_t kAlignment = 128;
+
+  AlignedHostBuffer() = default;
+  ~AlignedHostBuffer();
+  AlignedHostBuffer(AlignedHostBuffer&& other) noexcept;
+  AlignedHostBuffer& operator=(AlignedHostBuffer&& other) noexcept;
+  AlignedHostBuffer(const AlignedHostBuffer&) = delete;
+  AlignedHostBuffer& operator=(const AlignedHostBuffer&) = delete;
+
+  // False when the memory cannot be had. Old contents are not kept.
+  bool reserve(size_t bytes);
+  void* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  void release();
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
 };
 
 // Page-locked host memory (cudaHostAlloc) that only grows: the DMA engines

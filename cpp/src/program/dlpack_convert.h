@@ -1,5 +1,6 @@
-// DLPack <-> ExecuTorch: element types, layouts and devices, the checks the
-// Program API runs on every tensor that crosses the C API.
+// DLPack tensors as the Program API takes them: layouts, sizes and devices,
+// the checks run on every tensor that crosses the C API. Element types are
+// in common/dtypes.h.
 #pragma once
 
 #include <cstddef>
@@ -8,29 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <executorch/runtime/core/exec_aten/exec_aten.h>
-
+#include "common/dtypes.h"
 #include "torch_tensorrt_executorch/dlpack.h"
 
 namespace tte {
-
-using ScalarType = executorch::aten::ScalarType;
-
-// The ExecuTorch element type of a DLPack dtype; nullopt for vector types
-// (lanes != 1) and types ExecuTorch has no equivalent for.
-std::optional<ScalarType> scalar_type_from_dlpack(DLDataType dtype);
-// The DLPack dtype of an ExecuTorch element type; nullopt for quantized and
-// bit-packed types, which DLPack cannot describe.
-std::optional<DLDataType> dlpack_from_scalar_type(ScalarType type);
-
-// "float32", "int64", "bfloat16", ...; "ScalarType(N)" for the rest.
-std::string scalar_type_name(ScalarType type);
-// DLPack dtype as text: "float32", "uint1", "float16x4", "code 9 bits 8".
-std::string dlpack_dtype_name(DLDataType dtype);
-
-// "[2, 3, 4]".
-std::string format_dims(const int64_t* dims, size_t count);
-std::string format_dims(const std::vector<int64_t>& dims);
 
 // Element strides of a dense tensor with `sizes` laid out in `dim_order`
 // (outermost dimension first; the identity order is row-major).
