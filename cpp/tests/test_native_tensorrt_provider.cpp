@@ -19,8 +19,8 @@
 #include "native/data_types.h"
 #include "native/plan_header.h"
 #include "native/runtime_pool.h"
-#include "native_tensorrt_provider.h"
-#include "test_engine_format.h"
+#include "native/native_tensorrt_provider.h"
+#include "plan_magic.h"
 
 namespace {
 
@@ -97,7 +97,7 @@ std::vector<uint8_t> bytes_of(const std::string& text) {
 }
 
 std::vector<uint8_t> test_engine_plan() {
-  return bytes_of(std::string(tte::test_engine::kMagic) +
+  return bytes_of(std::string(tte::kTestEnginePlanMagic) +
                   R"({"op":"add_one","tensors":[{"name":"x","is_input":true,"dtype":"float32",)"
                   R"("profiles":[{"min":[4],"opt":[4],"max":[4]}]},)"
                   R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"x"}]})");

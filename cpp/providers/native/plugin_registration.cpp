@@ -7,7 +7,7 @@
 #include "backend/provider_registry.h"
 #include "common/logging.h"
 #include "cuda/cuda_device.h"
-#include "native_tensorrt_provider.h"
+#include "native/native_tensorrt_provider.h"
 
 namespace {
 

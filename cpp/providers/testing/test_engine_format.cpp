@@ -1,4 +1,4 @@
-#include "test_engine_format.h"
+#include "testing/test_engine_format.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/dtypes.h"
+
 #include "torch_tensorrt_executorch/engine_provider.h"
 
 namespace tte::test_engine {
@@ -16,12 +18,37 @@ namespace {
 
 using nlohmann::json;
 
-constexpr DtypeInfo kDtypes[] = {
-    {"float32", kFloat, 4},  {"float16", kHalf, 2},  {"bfloat16", kBFloat16, 2},
-    {"float64", kDouble, 8}, {"int64", kLong, 8},    {"int32", kInt, 4},
-    {"int16", kShort, 2},    {"int8", kChar, 1},     {"uint8", kByte, 1},
-    {"bool", kBool, 1},
-};
+// The kernels switch on these values without ExecuTorch's headers.
+using EtType = ::tte::ScalarType;
+static_assert(kByte == static_cast<int32_t>(EtType::Byte) &&
+              kChar == static_cast<int32_t>(EtType::Char) &&
+              kShort == static_cast<int32_t>(EtType::Short) &&
+              kInt == static_cast<int32_t>(EtType::Int) &&
+              kLong == static_cast<int32_t>(EtType::Long) &&
+              kHalf == static_cast<int32_t>(EtType::Half) &&
+              kFloat == static_cast<int32_t>(EtType::Float) &&
+              kDouble == static_cast<int32_t>(EtType::Double) &&
+              kBool == static_cast<int32_t>(EtType::Bool) &&
+              kBFloat16 == static_cast<int32_t>(EtType::BFloat16),
+              "test-engine ScalarType values must be ExecuTorch's");
+
+// The element types a plan may name, in this order in messages: the types
+// the test kernels compute in, described by the library's dtype table.
+constexpr const char* kPlanDtypeNames[] = {"float32", "float16", "bfloat16", "float64", "int64",
+                                           "int32",   "int16",   "int8",     "uint8",   "bool"};
+
+const std::vector<DtypeInfo>& plan_dtypes() {
+  static const std::vector<DtypeInfo> table = [] {
+    std::vector<DtypeInfo> out;
+    for (const char* name : kPlanDtypeNames) {
+      const ::tte::DtypeInfo* entry = ::tte::find_dtype(std::string_view(name));
+      out.push_back(DtypeInfo{entry->name, static_cast<int32_t>(entry->scalar_type),
+                              entry->element_size});
+    }
+    return out;
+  }();
+  return table;
+}
 
 struct OpName {
   Op op;
@@ -58,7 +85,7 @@ std::string join(std::initializer_list<const char*> names) {
 
 std::string known_dtypes() {
   std::string out;
-  for (const DtypeInfo& d : kDtypes) {
+  for (const DtypeInfo& d : plan_dtypes()) {
     if (!out.empty()) out += ", ";
     out += d.name;
   }
@@ -429,14 +456,14 @@ void parse_document(const json& doc, Plan* plan) {
 }  // namespace
 
 const DtypeInfo* find_dtype(std::string_view name) {
-  for (const DtypeInfo& d : kDtypes) {
+  for (const DtypeInfo& d : plan_dtypes()) {
     if (name == d.name) return &d;
   }
   return nullptr;
 }
 
 const DtypeInfo* find_dtype(int32_t scalar_type) {
-  for (const DtypeInfo& d : kDtypes) {
+  for (const DtypeInfo& d : plan_dtypes()) {
     if (scalar_type == d.scalar_type) return &d;
   }
   return nullptr;
@@ -449,9 +476,7 @@ const char* op_name(Op op) {
   return "?";
 }
 
-bool has_magic(const void* data, uint64_t size) {
-  return data != nullptr && size >= kMagicSize && std::memcmp(data, kMagic, kMagicSize) == 0;
-}
+bool has_magic(const void* data, uint64_t size) { return is_test_engine_plan(data, size); }
 
 ParseStatus parse_plan(const void* data, uint64_t size, Plan* plan, std::string* error) {
   if (!has_magic(data, size)) return ParseStatus::kNotTestPlan;

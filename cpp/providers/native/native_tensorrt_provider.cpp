@@ -1,7 +1,7 @@
 // The provider ABI over TensorRtEngine and RuntimePool: argument checks, the
 // plans that are not TensorRT's, and Status to TteError. No exception leaves
 // these functions.
-#include "native_tensorrt_provider.h"
+#include "native/native_tensorrt_provider.h"
 
 #include <NvInferRuntime.h>
 
@@ -13,9 +13,9 @@
 #include <string>
 
 #include "native/runtime_pool.h"
-#include "native/status.h"
+#include "common/status.h"
 #include "native/tensorrt_engine.h"
-#include "test_engine_format.h"
+#include "plan_magic.h"
 
 namespace tte::native {
 namespace {
@@ -31,11 +31,7 @@ struct ProviderState {
 TensorRtEngine* engine_of(TteEngine* engine) { return reinterpret_cast<TensorRtEngine*>(engine); }
 
 TteStatus report(const Status& status, TteError* error) {
-  if (!status.ok() && error != nullptr) {
-    error->code = status.code();
-    std::snprintf(error->message, sizeof(error->message), "%s", status.message().c_str());
-  }
-  return status.code();
+  return status.ok() ? TTE_OK : to_c_status(status, error);
 }
 
 // Runs `body` (returning Status), turning exceptions into statuses.
@@ -92,8 +88,7 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
   if (plan_size == 0) {
     return Status(TTE_ERROR_NOT_ACCEPTED, "the plan is empty: not a TensorRT plan");
   }
-  if (plan_size >= test_engine::kMagicSize &&
-      std::memcmp(plan, test_engine::kMagic, test_engine::kMagicSize) == 0) {
+  if (is_test_engine_plan(plan, plan_size)) {
     return Status(TTE_ERROR_NOT_ACCEPTED,
                   "the plan is a test engine (TTE-TEST-ENGINE), not a TensorRT plan; the test "
                   "providers run it");

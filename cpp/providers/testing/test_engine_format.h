@@ -9,15 +9,19 @@
 #include <string_view>
 #include <vector>
 
+#include "plan_magic.h"
+
 namespace tte::test_engine {
 
-inline constexpr char kMagic[] = "TTE-TEST-ENGINE\n";
-inline constexpr size_t kMagicSize = sizeof(kMagic) - 1;  // 16
+inline constexpr const char* kMagic = kTestEnginePlanMagic;
+inline constexpr size_t kMagicSize = kTestEnginePlanMagicSize;
 inline constexpr int64_t kMaxSpinUs = 10'000'000;
 
 // ExecuTorch ScalarType values, as numbered in
-// executorch/runtime/core/portable_type/scalar_type.h. Hardcoded so the test
-// providers build without ExecuTorch headers.
+// executorch/runtime/core/portable_type/scalar_type.h, for the kernels'
+// switches (the CUDA provider's kernels build without ExecuTorch headers);
+// test_engine_format.cpp checks them against ExecuTorch's, and takes names
+// and sizes from the library's dtype table (src/common/dtypes.h).
 enum ScalarType : int32_t {
   kByte = 0,
   kChar = 1,

@@ -6,9 +6,9 @@
 #include <thread>
 #include <type_traits>
 
-#include "test_engine.h"
-#include "test_engine_format.h"
-#include "test_provider_api.h"
+#include "testing/test_engine.h"
+#include "testing/test_engine_format.h"
+#include "testing/test_provider_api.h"
 
 namespace tte::test_engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "test_engine.h"
+#include "testing/test_engine.h"
 
 #include <algorithm>
 #include <atomic>

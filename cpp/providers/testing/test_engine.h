@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "test_engine_format.h"
-#include "test_provider_api.h"
+#include "testing/test_engine_format.h"
+#include "testing/test_provider_api.h"
 #include "torch_tensorrt_executorch/engine_provider.h"
 
 namespace tte::test_engine {
