@@ -1,4 +1,4 @@
-#include "npy_reader.h"
+#include "tools/tte_run/npy_reader.h"
 
 #include <cctype>
 #include <cerrno>

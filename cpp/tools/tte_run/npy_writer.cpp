@@ -1,10 +1,10 @@
-#include "npy_writer.h"
+#include "tools/tte_run/npy_writer.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
-#include "npy_reader.h"
+#include "tools/tte_run/npy_reader.h"
 
 namespace tte::tools {
 
