@@ -21,11 +21,13 @@ namespace et = executorch::runtime;
 namespace {
 
 // The status of a failed ExecuTorch call: the reason this library gave
-// ExecuTorch when it was one of ours, else ExecuTorch's own code.
-Status failed_call(et::Error error, const std::string& what) {
+// ExecuTorch when it was one of ours (`source` says whose), else
+// ExecuTorch's own code.
+Status failed_call(et::Error error, const std::string& what, const std::string& source = "") {
   const Status& reason = executorch_failure();
   if (!reason.ok()) {
-    return Status(reason.code(), what + ": " + et_error_text(error) + "; " + reason.message());
+    return Status(reason.code(),
+                  what + ": " + et_error_text(error) + "; " + source + reason.message());
   }
   return Status(status_code_of(error), what + ": " + et_error_text(error));
 }
@@ -121,7 +123,12 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
   }
   slot.records = recorder.records();
   if (error != et::Error::Ok) {
-    status = failed_call(error, "cannot load method '" + method + "'");
+    bool delegate_failed = false;
+    for (const DelegateRecord& record : slot.records) {
+      delegate_failed = delegate_failed || !record.error.empty();
+    }
+    status = failed_call(error, "cannot load method '" + method + "'",
+                         delegate_failed ? "TensorRTBackend delegate: " : "");
     std::string message = status.message();
     if (meta->uses_backend(TTE_BACKEND_NAME)) {
       if (et::get_backend_class(TTE_BACKEND_NAME) == nullptr) {
