@@ -7,6 +7,7 @@
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
 #include "common/dtypes.h"
+#include "common/text.h"
 #include "common/et_status.h"
 
 namespace tte {

@@ -10,18 +10,11 @@
 #include "blob/binding_names.h"
 #include "common/dtypes.h"
 #include "common/logging.h"
+#include "common/text.h"
 
 namespace tte {
 
 namespace {
-
-std::string join_quoted(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) {
-    text += (text.empty() ? "'" : ", '") + name + "'";
-  }
-  return text;
-}
 
 // The engine's tensors in its own order.
 Status read_engine_tensors(const EngineProvider& provider, TteEngine* engine,

@@ -4,19 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "common/text.h"
 #include "cuda/cuda_device.h"
 
 namespace tte {
 
 namespace {
-
-std::string join_quoted(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) {
-    text += (text.empty() ? "'" : ", '") + name + "'";
-  }
-  return text;
-}
 
 Status candidate_providers(const LoadOptions& options, std::vector<ProviderRef>* out) {
   ProviderRegistry& registry = ProviderRegistry::instance();

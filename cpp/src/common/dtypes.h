@@ -42,18 +42,4 @@ std::string scalar_type_name(ScalarType type);
 // DLPack dtype as text: "float32", "uint1", "float16x4", "code 9 bits 8".
 std::string dlpack_dtype_name(DLDataType dtype);
 
-// "[2, 3, 4]".
-template <typename T>
-std::string format_dims(const T* dims, size_t count) {
-  std::string text = "[";
-  for (size_t i = 0; i < count; ++i) {
-    text += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
-  }
-  return text + "]";
-}
-template <typename Container>
-std::string format_dims(const Container& dims) {
-  return format_dims(dims.data(), dims.size());
-}
-
 }  // namespace tte

@@ -7,6 +7,7 @@
 #include "backend/provider_registry.h"
 #include "common/et_status.h"
 #include "common/executorch_failure.h"
+#include "common/text.h"
 #include "cuda/caller_stream.h"
 #include "program/etdump_writer.h"
 #include "program/program_inputs.h"
@@ -75,13 +76,12 @@ Program::~Program() {
 }
 
 Status Program::check_method(const std::string& method) const {
-  std::string known;
   for (const std::string& name : opened_.method_names) {
     if (name == method) {
       return Status::Ok();
     }
-    known += (known.empty() ? "'" : ", '") + name + "'";
   }
+  const std::string known = join_quoted(opened_.method_names);
   return Status(TTE_ERROR_NOT_FOUND, "the program has no method '" + method + "' (it has " +
                                          (known.empty() ? "none" : known) + ")");
 }

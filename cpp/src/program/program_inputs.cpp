@@ -11,6 +11,7 @@
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
 #include "common/dtypes.h"
+#include "common/text.h"
 #include "common/et_status.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"

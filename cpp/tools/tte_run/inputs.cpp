@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/dtypes.h"
+#include "common/text.h"
 #include "tools/tte_run/npy_reader.h"
 
 namespace tte::tools {

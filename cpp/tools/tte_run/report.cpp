@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/dtypes.h"
+#include "common/text.h"
 
 namespace tte::tools {
 
