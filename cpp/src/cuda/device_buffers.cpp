@@ -9,50 +9,40 @@
 
 namespace tte {
 
-DeviceBuffer::~DeviceBuffer() { release(); }
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      capacity_(std::exchange(other.capacity_, 0)),
-      device_(other.device_) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = std::exchange(other.data_, nullptr);
-    capacity_ = std::exchange(other.capacity_, 0);
-    device_ = other.device_;
-  }
-  return *this;
-}
-
-void DeviceBuffer::release() {
-  if (data_ != nullptr) {
-    DeviceGuard guard(device_);
-    // Errors are ignored: at process exit the CUDA runtime may be gone.
-    cudaFree(data_);
-    cudaGetLastError();
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-}
-
-cudaError_t DeviceBuffer::reserve(size_t bytes, int device) {
-  if (data_ != nullptr && bytes <= capacity_ && device == device_) {
-    return cudaSuccess;
-  }
-  release();
-  void* data = nullptr;
-  cudaError_t status = cudaMalloc(&data, std::max<size_t>(bytes, 1));
+cudaError_t DeviceMemory::allocate(void** data, size_t bytes) {
+  const cudaError_t status = cudaMalloc(data, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    return status;
   }
-  data_ = data;
-  capacity_ = bytes;
-  device_ = device;
-  return cudaSuccess;
+  return status;
 }
+
+void DeviceMemory::free(void* data, int device) {
+  DeviceGuard guard(device);
+  // Errors are ignored: at process exit the CUDA runtime may be gone.
+  cudaFree(data);
+  cudaGetLastError();
+}
+
+cudaError_t PinnedHostMemory::allocate(void** data, size_t bytes) {
+  // Portable: usable from any device the handle might be moved to.
+  const cudaError_t status = cudaHostAlloc(data, bytes, cudaHostAllocPortable);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+void PinnedHostMemory::free(void* data, int /*device*/) {
+  cudaFreeHost(data);
+  cudaGetLastError();
+}
+
+cudaError_t AlignedHostMemory::allocate(void** data, size_t bytes) {
+  return posix_memalign(data, kAlignment, bytes) == 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+void AlignedHostMemory::free(void* data, int /*device*/) { std::free(data); }
 
 Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what) {
   if (cuda_device_count() == 0) {
@@ -71,82 +61,6 @@ Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const s
                                                ")");
   }
   return Status::Ok();
-}
-
-AlignedHostBuffer::~AlignedHostBuffer() { release(); }
-
-AlignedHostBuffer::AlignedHostBuffer(AlignedHostBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      capacity_(std::exchange(other.capacity_, 0)) {}
-
-AlignedHostBuffer& AlignedHostBuffer::operator=(AlignedHostBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = std::exchange(other.data_, nullptr);
-    capacity_ = std::exchange(other.capacity_, 0);
-  }
-  return *this;
-}
-
-void AlignedHostBuffer::release() {
-  std::free(data_);
-  data_ = nullptr;
-  capacity_ = 0;
-}
-
-bool AlignedHostBuffer::reserve(size_t bytes) {
-  if (bytes <= capacity_ && data_ != nullptr) {
-    return true;
-  }
-  release();
-  void* data = nullptr;
-  if (posix_memalign(&data, kAlignment, std::max<size_t>(bytes, 1)) != 0) {
-    return false;
-  }
-  data_ = data;
-  capacity_ = bytes;
-  return true;
-}
-
-PinnedHostBuffer::~PinnedHostBuffer() { release(); }
-
-PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      capacity_(std::exchange(other.capacity_, 0)) {}
-
-PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = std::exchange(other.data_, nullptr);
-    capacity_ = std::exchange(other.capacity_, 0);
-  }
-  return *this;
-}
-
-void PinnedHostBuffer::release() {
-  if (data_ != nullptr) {
-    cudaFreeHost(data_);
-    cudaGetLastError();
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-}
-
-cudaError_t PinnedHostBuffer::reserve(size_t bytes) {
-  if (bytes <= capacity_ && data_ != nullptr) {
-    return cudaSuccess;
-  }
-  release();
-  void* data = nullptr;
-  // Portable: usable from any device the handle might be moved to.
-  cudaError_t status = cudaHostAlloc(&data, std::max<size_t>(bytes, 1), cudaHostAllocPortable);
-  if (status != cudaSuccess) {
-    cudaGetLastError();
-    return status;
-  }
-  data_ = data;
-  capacity_ = bytes;
-  return cudaSuccess;
 }
 
 HostDeviceStager::~HostDeviceStager() {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
@@ -14,76 +15,86 @@
 
 namespace tte {
 
-// cudaMalloc'd memory that only grows.
-class DeviceBuffer {
+// Memory of one kind that only grows: data, capacity, moves and release are
+// the same for every kind; `Kind` allocates and frees it.
+template <typename Kind>
+class GrowOnlyBuffer {
  public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  GrowOnlyBuffer() = default;
+  ~GrowOnlyBuffer() { release(); }
+  GrowOnlyBuffer(GrowOnlyBuffer&& other) noexcept { *this = std::move(other); }
+  GrowOnlyBuffer& operator=(GrowOnlyBuffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      data_ = std::exchange(other.data_, nullptr);
+      capacity_ = std::exchange(other.capacity_, 0);
+      device_ = other.device_;
+    }
+    return *this;
+  }
+  GrowOnlyBuffer(const GrowOnlyBuffer&) = delete;
+  GrowOnlyBuffer& operator=(const GrowOnlyBuffer&) = delete;
 
-  // Ensures capacity() >= bytes on `device` (which must be current). Old
-  // contents are not kept.
-  cudaError_t reserve(size_t bytes, int device);
+  // Ensures capacity() >= bytes (at least one byte is allocated, so data()
+  // is never NULL after a success); device memory on `device`, which must be
+  // current. Old contents are not kept.
+  cudaError_t reserve(size_t bytes, int device = -1) {
+    if (data_ != nullptr && bytes <= capacity_ && device == device_) {
+      return cudaSuccess;
+    }
+    release();
+    void* data = nullptr;
+    const cudaError_t status = Kind::allocate(&data, bytes > 0 ? bytes : 1);
+    if (status != cudaSuccess) {
+      return status;
+    }
+    data_ = data;
+    capacity_ = bytes;
+    device_ = device;
+    return cudaSuccess;
+  }
   void* data() const { return data_; }
   size_t capacity() const { return capacity_; }
 
  private:
-  void release();
+  void release() {
+    if (data_ != nullptr) {
+      Kind::free(data_, device_);
+      data_ = nullptr;
+      capacity_ = 0;
+    }
+  }
   void* data_ = nullptr;
   size_t capacity_ = 0;
   int device_ = -1;
 };
 
+// cudaMalloc'd device memory.
+struct DeviceMemory {
+  static cudaError_t allocate(void** data, size_t bytes);
+  static void free(void* data, int device);
+};
+// Page-locked host memory (cudaHostAlloc): the DMA engines read and write it
+// directly, so copies through it run asynchronously.
+struct PinnedHostMemory {
+  static cudaError_t allocate(void** data, size_t bytes);
+  static void free(void* data, int device);
+};
+// Ordinary host memory, 128-byte aligned; needs no CUDA (a failure is
+// reported as cudaErrorMemoryAllocation).
+struct AlignedHostMemory {
+  static constexpr size_t kAlignment = 128;
+  static cudaError_t allocate(void** data, size_t bytes);
+  static void free(void* data, int device);
+};
+
+using DeviceBuffer = GrowOnlyBuffer<DeviceMemory>;
+using PinnedHostBuffer = GrowOnlyBuffer<PinnedHostMemory>;
+using AlignedHostBuffer = GrowOnlyBuffer<AlignedHostMemory>;
+
 // buffer.reserve(bytes, device) with `device` made current for the call; the
 // failure says how many bytes were wanted where and for `what`.
 Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what);
-
-// Ordinary host memory, 128-byte aligned, that only grows; needs no CUDA.
-class AlignedHostBuffer {
- public:
-  static constexpr size_t kAlignment = 128;
-
-  AlignedHostBuffer() = default;
-  ~AlignedHostBuffer();
-  AlignedHostBuffer(AlignedHostBuffer&& other) noexcept;
-  AlignedHostBuffer& operator=(AlignedHostBuffer&& other) noexcept;
-  AlignedHostBuffer(const AlignedHostBuffer&) = delete;
-  AlignedHostBuffer& operator=(const AlignedHostBuffer&) = delete;
-
-  // False when the memory cannot be had. Old contents are not kept.
-  bool reserve(size_t bytes);
-  void* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-
- private:
-  void release();
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
-// Page-locked host memory (cudaHostAlloc) that only grows: the DMA engines
-// read and write it directly, so copies through it run asynchronously.
-class PinnedHostBuffer {
- public:
-  PinnedHostBuffer() = default;
-  ~PinnedHostBuffer();
-  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept;
-  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
-  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
-  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
-
-  cudaError_t reserve(size_t bytes);
-  void* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-
- private:
-  void release();
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
-};
 
 // Copies between pageable host memory and device memory through two pinned
 // chunks, so the CPU's memcpy of one chunk overlaps the DMA of the other.

@@ -35,7 +35,7 @@ Status check_readable(const std::string& path, const char* what) {
 Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram* out,
                  const AlignedHostBuffer** copy) {
   AlignedHostBuffer buffer;
-  if (!buffer.reserve(size)) {
+  if (buffer.reserve(size) != cudaSuccess) {
     return Status(TTE_ERROR_OUT_OF_MEMORY,
                   std::string("cannot copy the ") + what + " (" + std::to_string(size) + " bytes)");
   }

@@ -55,7 +55,7 @@ struct OutputTensor {
   // An owned copy of the output's `nbytes` at `data` on `device`.
   Status copy_from(const void* data, size_t nbytes, DLDevice device, void* stream, size_t index) {
     if (device.device_type == kDLCPU) {
-      if (!host_copy.reserve(nbytes)) {
+      if (host_copy.reserve(nbytes) != cudaSuccess) {
         return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(nbytes) +
                                                    " host bytes for output " +
                                                    std::to_string(index));
@@ -184,7 +184,7 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
       data = buffer.device.data();
       capacity = buffer.device.capacity();
     } else {
-      if (!buffer.host.reserve(nbytes)) {
+      if (buffer.host.reserve(nbytes) != cudaSuccess) {
         return Status(TTE_ERROR_OUT_OF_MEMORY,
                       "cannot allocate " + std::to_string(nbytes) + " host bytes for " + label);
       }
