@@ -14,19 +14,19 @@ namespace {
 
 void count_copy(CopyKind kind, size_t bytes) { RuntimeStats::instance().record_copy(kind, bytes); }
 
-// ExecuTorch's own device tag is authoritative and free; otherwise ask CUDA
-// (a CPU-tagged tensor may still hold memory the caller shared), and only
-// when there is a device: without one no CUDA call is made at all.
+// Without a device every tensor is host memory and no CUDA call is made at
+// all. Otherwise ExecuTorch's own device tag is authoritative and free; else
+// ask CUDA (a CPU-tagged tensor may still hold memory the caller shared).
 PointerInfo locate(const Tensor& tensor) {
+  if (cuda_device_count() == 0) {
+    return PointerInfo{};
+  }
   if (tensor.unsafeGetTensorImpl()->device_type() ==
       executorch::runtime::etensor::DeviceType::CUDA) {
     PointerInfo info;
     info.kind = PointerKind::kDevice;
     info.device = tensor.unsafeGetTensorImpl()->device_index();
     return info;
-  }
-  if (cuda_device_count() == 0) {
-    return PointerInfo{};
   }
   return classify_pointer(tensor.const_data_ptr());
 }
