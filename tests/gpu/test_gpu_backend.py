@@ -18,7 +18,7 @@ N = 1 << 20
 
 
 class ProviderStats(ctypes.Structure):
-    """TteTestProviderStats of cpp/providers/test_provider_api.h."""
+    """TteTestProviderStats of cpp/providers/testing/test_provider_api.h."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
