@@ -9,9 +9,7 @@
 #                           found; ON: a missing TensorRT is a configure error;
 #                           OFF: never
 #   TensorRT_ROOT           where TensorRT's headers are (CMake or environment
-#                           variable); when set, nothing else is searched.
-#                           scripts/build.sh passes the TensorRT 11.1 headers
-#                           beside the checkout when they exist.
+#                           variable); when set, nothing else is searched
 #   TTE_TENSORRT_LINK       link libnvinfer at build time (a NEEDED entry, found
 #                           through the install's RUNPATH) instead of finding
 #                           it at run time; ON by default in conda builds
@@ -22,10 +20,12 @@
 #                           library, on its own.
 #
 # Without TensorRT_ROOT the roots searched are a conda build or environment
-# prefix ($PREFIX, $CONDA_PREFIX), CMAKE_PREFIX_PATH and the system paths,
-# which cover the TensorRT SDK layout (include/, lib/, targets/<triple>/),
-# Debian packages and JetPack (/usr/include/aarch64-linux-gnu). When it is
-# not found the build is exactly the one without this file.
+# prefix ($PREFIX, $CONDA_PREFIX), the TensorRT 11.1 headers beside the
+# checkout (../shared/sdk/tensorrt-11.1, what CI and the wheel build use),
+# CMAKE_PREFIX_PATH and the system paths, which cover the TensorRT SDK layout
+# (include/, lib/, targets/<triple>/), Debian packages and JetPack
+# (/usr/include/aarch64-linux-gnu). When none is found the build is exactly
+# the one without this file.
 
 string(TOUPPER "${TTE_WITH_TENSORRT}" _tte_trt_mode)
 if(_tte_trt_mode STREQUAL "OFF")
@@ -59,6 +59,11 @@ if(TensorRT_ROOT OR NOT "$ENV{TensorRT_ROOT}" STREQUAL "")
   set(_tte_trt_search NO_DEFAULT_PATH)
 else()
   set(_tte_trt_roots "$ENV{PREFIX}" "$ENV{CONDA_PREFIX}")
+  set(_tte_trt_beside "${PROJECT_SOURCE_DIR}/../shared/sdk/tensorrt-11.1")
+  if(EXISTS "${_tte_trt_beside}/include/NvInferRuntime.h")
+    cmake_path(ABSOLUTE_PATH _tte_trt_beside NORMALIZE)
+    list(APPEND _tte_trt_roots "${_tte_trt_beside}")
+  endif()
   set(_tte_trt_search "")
 endif()
 list(REMOVE_ITEM _tte_trt_roots "")

@@ -23,7 +23,11 @@ std::string provider_folder() {
   if (dladdr(reinterpret_cast<void*>(&provider_folder), &info) == 0 || info.dli_fname == nullptr) {
     return "";
   }
-  const std::string path = info.dli_fname;
+  // Resolved, so that messages name the folder plainly (a process may have
+  // loaded the library through bin/../lib/).
+  char* resolved = realpath(info.dli_fname, nullptr);
+  const std::string path = resolved != nullptr ? resolved : info.dli_fname;
+  std::free(resolved);
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
@@ -126,12 +130,13 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
       note(candidate.path + ": " + mismatch);
       continue;
     }
+    // Where the loader found it (by_loader), resolved for messages.
     Dl_info info{};
-    library.path_ = candidate.path;
-    if (candidate.by_loader && dladdr(reinterpret_cast<void*>(version), &info) != 0 &&
-        info.dli_fname != nullptr) {
-      library.path_ = info.dli_fname;
-    }
+    const bool located = dladdr(reinterpret_cast<void*>(version), &info) != 0 &&
+                         info.dli_fname != nullptr;
+    char* resolved = realpath(located ? info.dli_fname : candidate.path.c_str(), nullptr);
+    library.path_ = resolved != nullptr ? resolved : candidate.path;
+    std::free(resolved);
     library.version_ = found;
     library.lean_ = is_lean(library.path_);
     library.handle_ = handle;

@@ -1,6 +1,8 @@
 #include "backend/provider_registry.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +41,11 @@ std::string plugin_folder() {
   if (dladdr(reinterpret_cast<void*>(&plugin_folder), &info) == 0 || info.dli_fname == nullptr) {
     return "";
   }
-  const std::string path = info.dli_fname;
+  // Resolved, so that messages name the folder plainly (a process may have
+  // loaded the library through bin/../lib/).
+  char* resolved = realpath(info.dli_fname, nullptr);
+  const std::string path = resolved != nullptr ? resolved : info.dli_fname;
+  std::free(resolved);
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
