@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import library, program, providers
 from .abi import BACKEND_NAME
-from .cuda_driver import driver_report
+from .cuda_driver import driver_report, synchronize_current_context
 from .dlpack import CUDA_DEVICE_TYPES, DLPackResult, device_of
 from .library import (
     cuda_runtime_candidates,
@@ -44,6 +44,7 @@ from .providers import (
     PROVIDER_KINDS,
     load_provider_library,
     provider_names,
+    provider_runtime,
     register_provider,
     unregister_provider,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "package_root",
     "plugin_path",
     "provider_names",
+    "provider_runtime",
     "register_provider",
     "registration_error",
     "registration_owner",
@@ -100,6 +102,7 @@ __all__ = [
     "runtime_stats",
     "set_log_level",
     "shutdown",
+    "synchronize_current_context",
     "tensorrt_library_dirs",
     "unregister_provider",
     "version",
