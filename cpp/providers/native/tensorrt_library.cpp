@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "common/library_folder.h"
+
 namespace tte::native {
 namespace {
 
@@ -17,19 +19,9 @@ std::string lean_name() { return "libnvinfer_lean.so." + major_text(); }
 
 bool is_lean(const std::string& path) { return path.find("nvinfer_lean") != std::string::npos; }
 
-// The folder of the provider library, with a trailing '/' ("" if unknown).
+// The folder this library was loaded from.
 std::string provider_folder() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&provider_folder), &info) == 0 || info.dli_fname == nullptr) {
-    return "";
-  }
-  // Resolved, so that messages name the folder plainly (a process may have
-  // loaded the library through bin/../lib/).
-  char* resolved = realpath(info.dli_fname, nullptr);
-  const std::string path = resolved != nullptr ? resolved : info.dli_fname;
-  std::free(resolved);
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  return library_folder(reinterpret_cast<const void*>(&provider_folder));
 }
 
 struct Candidate {

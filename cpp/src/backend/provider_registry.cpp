@@ -1,8 +1,6 @@
 #include "backend/provider_registry.h"
 
 #include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/library_folder.h"
 #include "common/logging.h"
 
 namespace tte {
@@ -35,20 +34,8 @@ const char* kind_name(TteProviderKind kind) {
 // Provider libraries installed beside the plugin, registered when it loads.
 constexpr const char* kBundledProviderLibraries[] = {"libtte_provider_tensorrt.so"};
 
-// The folder of this library, with a trailing '/' ("" when unknown).
-std::string plugin_folder() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&plugin_folder), &info) == 0 || info.dli_fname == nullptr) {
-    return "";
-  }
-  // Resolved, so that messages name the folder plainly (a process may have
-  // loaded the library through bin/../lib/).
-  char* resolved = realpath(info.dli_fname, nullptr);
-  const std::string path = resolved != nullptr ? resolved : info.dli_fname;
-  std::free(resolved);
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
+// The folder this library was loaded from.
+std::string plugin_folder() { return library_folder(reinterpret_cast<const void*>(&plugin_folder)); }
 
 int32_t host_log_enabled(int32_t level) { return log_enabled(level) ? 1 : 0; }
 
