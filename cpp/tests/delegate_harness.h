@@ -169,6 +169,10 @@ struct FakeEngineSpec {
   // Device providers: synchronize the stream inside enqueue, which breaks
   // CUDA-graph capture.
   bool sync_in_enqueue = false;
+  // Device providers: fail an enqueue under capture unless the engine's
+  // previous enqueue ran plainly with the same input shapes (TensorRT's
+  // first enqueue after a change does work a capture cannot hold).
+  bool require_warm_capture = false;
 };
 
 struct FakeProviderState {
@@ -180,6 +184,8 @@ struct FakeProviderState {
   // Non-zero: set_tensor_address refuses addresses not aligned to it, as
   // TensorRT's does (256).
   size_t require_alignment = 0;
+  // The answer of engine_capturable.
+  std::atomic<int> engine_capturable{1};
   std::atomic<int> deserializes{0}, destroys{0}, enqueues{0}, releases{0}, select_profiles{0};
   std::atomic<int> last_profile{-1};
   std::atomic<int> active{0}, max_active{0};
@@ -200,6 +206,10 @@ struct FakeEngine {
   std::vector<void*> addresses;
   int profile = 0;
   std::atomic<int> in_flight{0};
+  // The input shapes of the last plain (not captured) enqueue, and whether
+  // the last enqueue was one.
+  std::vector<std::vector<int64_t>> last_plain_shapes;
+  bool last_was_plain = false;
 };
 
 inline std::vector<FakeEngineSpec>& engine_specs() {
@@ -407,9 +417,22 @@ inline TteStatus enqueue(TteEngine* engine, void* stream, TteError* error) {
     state->last_addresses = e->addresses;
   }
   TteStatus status = TTE_OK;
-  if (!e->spec.fail_enqueue.empty()) {
+  bool capturing = false;
+  if (state->memory_kind == TTE_MEMORY_DEVICE) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    capturing = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture) == cudaSuccess &&
+                capture != cudaStreamCaptureStatusNone;
+    cudaGetLastError();
+  }
+  if (capturing && e->spec.require_warm_capture &&
+      !(e->last_was_plain && e->last_plain_shapes == e->shapes)) {
+    status = fail(error, TTE_ERROR_RUNTIME, "captured without a plain enqueue of these shapes first");
+  }
+  e->last_was_plain = !capturing;
+  if (!capturing) e->last_plain_shapes = e->shapes;
+  if (status == TTE_OK && !e->spec.fail_enqueue.empty()) {
     status = fail(error, TTE_ERROR_RUNTIME, e->spec.fail_enqueue);
-  } else {
+  } else if (status == TTE_OK) {
     std::vector<int32_t> ins, outs;
     for (int32_t i = 0; i < static_cast<int32_t>(e->spec.tensors.size()); ++i) {
       (e->spec.tensors[i].is_input ? ins : outs).push_back(i);
@@ -487,6 +510,11 @@ inline void destroy(TteEngine* engine) {
 
 inline void release(void* user_data) { static_cast<FakeProviderState*>(user_data)->releases++; }
 
+inline TteStatus engine_capturable(TteEngine* engine, void*, int32_t* out, TteError*) {
+  *out = E(engine)->provider->engine_capturable.load();
+  return TTE_OK;
+}
+
 }  // namespace fake_abi
 
 inline TteEngineProvider fake_provider_abi(FakeProviderState* state) {
@@ -509,6 +537,7 @@ inline TteEngineProvider fake_provider_abi(FakeProviderState* state) {
   p.set_tensor_address = &fake_abi::set_tensor_address;
   p.enqueue = &fake_abi::enqueue;
   p.destroy = &fake_abi::destroy;
+  p.engine_capturable = &fake_abi::engine_capturable;
   return p;
 }
 
