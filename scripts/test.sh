@@ -12,7 +12,8 @@ cd "$root"
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
-step() { printf '\n=== %s (%s)\n' "$*" "$(date +%H:%M:%S)" >&2; }
+started=$SECONDS
+step() { printf '\n=== %s (%s, %d min in)\n' "$*" "$(date +%H:%M:%S)" $(((SECONDS - started) / 60)) >&2; }
 
 step "setup"
 scripts/setup.sh
@@ -28,7 +29,7 @@ step "Python tests (pytest)"
 # --import-mode=importlib: the tests import the installed package, never src/.
 python -m pytest -q -p no:cacheprovider --import-mode=importlib tests
 
-if [ "$quick" = 1 ]; then exit 0; fi
+if [ "$quick" = 1 ]; then step "quick tests passed"; exit 0; fi
 
 step "static checks (Python, shell, manifests)"
 scripts/ci/lint.sh
