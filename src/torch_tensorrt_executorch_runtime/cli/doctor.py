@@ -217,7 +217,8 @@ def format_text(report: dict) -> str:
                 f"{gpu['memory_bytes'] / 2**30:.0f} GiB)"
             )
     else:
-        lines.append("GPUs:          none (engines cannot run here; inspecting and packing work)")
+        works = "inspecting and packing work" if report["torch"] else "inspecting works"
+        lines.append(f"GPUs:          none (engines cannot run here; {works})")
     lines.append(f"torch:         {report['torch'] or 'not installed (optional)'}")
     stock = report["stock_api"]
     if stock["missing"]:
