@@ -33,7 +33,7 @@ if [ "$quick" = 1 ]; then step "quick tests passed"; exit 0; fi
 
 step "static checks (Python, shell, manifests)"
 scripts/ci/lint.sh
-step "the wheel as users get it (tag, size, RUNPATH, auditwheel, a fresh venv)"
+step "the wheel as users get it (tag, size, RUNPATH, auditwheel, fresh venvs: default and minimal install)"
 scripts/ci/check-wheel.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
 step "sanitizers (ASan + UBSan build of the plugin and its C++ tests)"
 scripts/ci/sanitize.sh
