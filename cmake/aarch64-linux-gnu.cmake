@@ -2,9 +2,8 @@
 #   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 #         -DCMAKE_FIND_ROOT_PATH="<dirs holding the aarch64 wheels' files>" ...
 # Libraries and headers are searched only under the cross sysroot and the
-# roots the caller adds; Debian's multiarch files (/usr/include, and
-# /usr/lib/aarch64-linux-gnu from `apt-get install <pkg>:arm64`) are what the
-# cross compiler itself searches. Programs built here run under qemu-user,
+# roots the caller adds (scripts/ci/cross-aarch64.sh builds GoogleTest for
+# aarch64 itself); /usr/include is what the cross compiler itself searches. Programs built here run under qemu-user,
 # which is also how ctest and gtest_discover_tests start the unit tests.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)

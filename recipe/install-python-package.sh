@@ -3,7 +3,13 @@
 # libtorch-tensorrt-executorch output), then what the wheel build adds:
 # the .pte reader's flatbuffer bindings and the plugin in the package's lib/.
 set -euo pipefail
+# pip also writes the wheel's `tte-run` console script (it execs the runner
+# the wheel ships in the package's bin/); in conda, bin/tte-run is the runner
+# itself (libtorch-tensorrt-executorch, in the host prefix): keep that one.
+runner="${PREFIX}/bin/tte-run"
+[ -e "${runner}" ] && mv "${runner}" tte-run.runner
 "${PYTHON}" -m pip install . --no-deps --no-build-isolation -vv -C wheel.cmake=false
+if [ -e tte-run.runner ]; then mv -f tte-run.runner "${runner}"; else rm -f "${runner}"; fi
 
 package="${SP_DIR}/torch_tensorrt_executorch_runtime"
 unzip -q -o executorch.whl 'executorch/schema/*' 'executorch/data/bin/flatc' 'executorch/version.py' -d wheel

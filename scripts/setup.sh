@@ -1,22 +1,40 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for building and testing: Debian packages (when run
-# as root with apt-get available) and the project venv .venv.
-# Idempotent: a second run installs nothing new.
+# as root with apt-get) and the project venv .venv.
+# Idempotent: a second run installs nothing new. What it changes on the
+# machine: it installs the Debian packages below (apt-get update, then
+# apt-get install), nothing else outside the checkout; the venv is .venv.
+# Not root, or no apt-get: it names what is missing and stops if the build
+# cannot work without it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-debian_packages=(libgtest-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev
-                 g++-aarch64-linux-gnu qemu-user-static patchelf ninja-build valgrind)
+py="${PYTHON:-python3}"
+# The build (scripts/build.sh, scripts/demo.sh): a C++ compiler, GoogleTest,
+# the venv module; the full test run (scripts/test.sh) adds the rest.
+build_packages=(g++ libgtest-dev)
+test_packages=(git binutils unzip nlohmann-json3-dev clang-14 libclang-rt-14-dev g++-aarch64-linux-gnu qemu-user-static
+               patchelf ninja-build valgrind)
+# Debian's python3 makes venvs only with python3-venv (ensurepip).
+needs_venv_package=0
+if [ ! -x .venv/bin/python ] && ! "$py" -c 'import ensurepip, venv' 2>/dev/null; then
+  needs_venv_package=1
+  build_packages+=(python3-venv)
+fi
+
+installed() {
+  # A machine with a second dpkg architecture needs the native one spelled out
+  # for architecture-specific packages.
+  dpkg -s "$1" >/dev/null 2>&1 || dpkg -s "$1:$(dpkg --print-architecture)" >/dev/null 2>&1
+}
+
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   missing=()
-  for p in "${debian_packages[@]}"; do
-    # With a second architecture enabled (the aarch64 cross build adds arm64),
-    # dpkg needs the native one spelled out for architecture-specific packages.
-    dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$(dpkg --print-architecture)" >/dev/null 2>&1 ||
-      missing+=("$p")
+  for p in "${build_packages[@]}" "${test_packages[@]}"; do
+    installed "$p" || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing Debian packages: ${missing[*]}"
@@ -24,10 +42,25 @@ if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
 else
-  log "not root or no apt-get: make sure these are installed: ${debian_packages[*]}"
+  # Not root or not Debian: check the commands and files themselves.
+  missing_build=() missing_test=()
+  command -v g++ >/dev/null || missing_build+=("g++ (a C++17 compiler)")
+  [ -f /usr/src/googletest/CMakeLists.txt ] || [ -d /usr/include/gtest ] || missing_build+=("libgtest-dev (GoogleTest)")
+  [ "$needs_venv_package" = 0 ] || missing_build+=("python3-venv (for $py -m venv)")
+  for tool in git:git readelf:binutils unzip:unzip clang-14:clang-14 aarch64-linux-gnu-g++:g++-aarch64-linux-gnu \
+              qemu-aarch64-static:qemu-user-static patchelf:patchelf valgrind:valgrind; do
+    command -v "${tool%%:*}" >/dev/null || missing_test+=("${tool#*:} (${tool%%:*})")
+  done
+  if [ ${#missing_test[@]} -gt 0 ]; then
+    log "not root or no apt-get; scripts/test.sh's later steps need these Debian packages: ${missing_test[*]}"
+  fi
+  if [ ${#missing_build[@]} -gt 0 ]; then
+    log "not root or no apt-get, and the build needs: ${missing_build[*]}"
+    log "install them (Debian: sudo apt-get install ${build_packages[*]}), then run this again"
+    exit 1
+  fi
 fi
 
-py="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv with $($py --version)"
   "$py" -m venv .venv

@@ -12,7 +12,8 @@ cd "$root"
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
-step() { printf '\n=== %s (%s)\n' "$*" "$(date +%H:%M:%S)" >&2; }
+started=$SECONDS
+step() { printf '\n=== %s (%s, %d min in)\n' "$*" "$(date +%H:%M:%S)" $(((SECONDS - started) / 60)) >&2; }
 
 step "setup"
 scripts/setup.sh
@@ -28,11 +29,11 @@ step "Python tests (pytest)"
 # --import-mode=importlib: the tests import the installed package, never src/.
 python -m pytest -q -p no:cacheprovider --import-mode=importlib tests
 
-if [ "$quick" = 1 ]; then exit 0; fi
+if [ "$quick" = 1 ]; then step "quick tests passed"; exit 0; fi
 
 step "static checks (Python, shell, manifests)"
 scripts/ci/lint.sh
-step "the wheel as users get it (tag, size, RUNPATH, auditwheel, a fresh venv)"
+step "the wheel as users get it (tag, size, RUNPATH, auditwheel, fresh venvs: default and minimal install)"
 scripts/ci/check-wheel.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
 step "sanitizers (ASan + UBSan build of the plugin and its C++ tests)"
 scripts/ci/sanitize.sh

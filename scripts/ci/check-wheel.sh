@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Build the release wheel and check it as users get it: tag, size, contents,
 # RUNPATH, `auditwheel repair` (with the dependency wheels' libraries
-# excluded) changing nothing, a fresh venv with only the wheel and its
-# dependencies importing it and passing `doctor`, and the import beside the
-# torch-tensorrt 2.14 wheel. Slow: the fresh venv downloads the wheel's
-# dependencies. A step of scripts/test.sh (not of --quick).
+# excluded) changing nothing, fresh venvs (the default install importing it,
+# passing `doctor`, with `tte-run` on PATH; the README's minimal install
+# running `doctor`, `run` and `tte-run`), and the import beside the
+# torch-tensorrt 2.14 wheel. Slow: the fresh venvs download the wheel's
+# dependencies (pytest's --durations shows each step's time). A step of
+# scripts/test.sh (not of --quick).
 # Usage: scripts/ci/check-wheel.sh [--no-venv] [WHEEL]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -38,5 +40,5 @@ if [ -z "${TTE_TEST_PROVIDER_DIR:-}" ]; then
     if [ -f "$dir/libtte_test_provider_host.so" ]; then export TTE_TEST_PROVIDER_DIR="$root/$dir"; break; fi
   done
 fi
-python -m pytest -q -p no:cacheprovider --import-mode=importlib \
+python -m pytest -q -p no:cacheprovider --import-mode=importlib --durations=5 \
   tests/python/test_wheel.py tests/python/test_torch_tensorrt.py

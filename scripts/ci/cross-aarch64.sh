@@ -6,10 +6,10 @@
 # installed; run the unit tests under qemu-user; build an aarch64 wheel the
 # same way and check its tag.
 #
-# Needs (scripts/setup.sh installs the first two): g++-aarch64-linux-gnu,
-# qemu-user-static, and GoogleTest for arm64 through Debian multiarch:
-#   dpkg --add-architecture arm64 && apt-get update && apt-get install -y libgtest-dev:arm64
-# which this script runs itself when it is root and they are missing.
+# Needs (scripts/setup.sh installs them): g++-aarch64-linux-gnu,
+# qemu-user-static, unzip, and libgtest-dev, whose sources
+# (/usr/src/googletest) are built here for aarch64 with the cross compiler:
+# the host's dpkg configuration (architectures, packages) is not changed.
 # Usage: scripts/ci/cross-aarch64.sh [--no-wheel]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -22,24 +22,30 @@ die() { log "$*"; exit 1; }
 
 command -v aarch64-linux-gnu-g++ >/dev/null || die "aarch64-linux-gnu-g++ missing: apt-get install g++-aarch64-linux-gnu"
 command -v qemu-aarch64-static >/dev/null || die "qemu-aarch64-static missing: apt-get install qemu-user-static"
+command -v unzip >/dev/null || die "unzip missing: apt-get install unzip"
 [ -x .venv/bin/cmake ] || die "run scripts/setup.sh first (needs .venv with cmake, ninja and executorch)"
-gtest_dir=/usr/lib/aarch64-linux-gnu/cmake/GTest
-if [ ! -f "$gtest_dir/GTestConfig.cmake" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    log "installing libgtest-dev:arm64 (Debian multiarch)"
-    dpkg --add-architecture arm64
-    apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libgtest-dev:arm64 >/dev/null
-  else
-    die "GoogleTest for arm64 missing; as root: dpkg --add-architecture arm64 && apt-get update && apt-get install -y libgtest-dev:arm64"
-  fi
-fi
+gtest_src=/usr/src/googletest
+[ -f "$gtest_src/CMakeLists.txt" ] || die "GoogleTest sources missing ($gtest_src): apt-get install libgtest-dev"
 
 py=.venv/bin/python
 build=build/aarch64
 site="$root/$build/site-packages"
 wheels="$root/$build/wheels"
 mkdir -p "$wheels"
+
+# GoogleTest for aarch64, built once from the sources libgtest-dev ships.
+gtest_prefix="$root/$build/googletest"
+gtest_dir="$gtest_prefix/lib/cmake/GTest"
+if [ ! -f "$gtest_dir/GTestConfig.cmake" ]; then
+  log "building GoogleTest for aarch64 from $gtest_src into $build/googletest"
+  mkdir -p "$build"
+  { .venv/bin/cmake -S "$gtest_src" -B "$build/googletest-build" -G Ninja -DCMAKE_MAKE_PROGRAM="$root/.venv/bin/ninja" \
+      -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_GMOCK=OFF -DINSTALL_GTEST=ON -DCMAKE_INSTALL_PREFIX="$gtest_prefix" &&
+    .venv/bin/cmake --build "$build/googletest-build" -j2 &&
+    .venv/bin/cmake --install "$build/googletest-build"; } > "$build/googletest.log" 2>&1 ||
+    { tail -30 "$build/googletest.log"; die "building GoogleTest for aarch64 failed (log: $build/googletest.log)"; }
+fi
 
 # The same versions as the x86-64 build in .venv.
 version() { "$py" -c "import importlib.metadata as m; print(m.version('$1'))"; }

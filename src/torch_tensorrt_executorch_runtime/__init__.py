@@ -10,13 +10,13 @@ order.
     import torch_tensorrt_executorch_runtime as tte
     program = tte.load("model.pte")
     outputs = program.forward(x)
-"""
 
-from __future__ import annotations
+The `tte-run` command (the C++ runner) is a console script in `_tte_run`.
+"""
 
 import importlib.metadata as _metadata
 
-from . import _activation, _native, errors, providers
+from . import _activation, _native, _tte_run, errors, providers
 from ._activation import activate, cuda_device_count, get_runtime, reset_runtime_stats, runtime_stats
 from ._logging import get_log_level, set_log_level
 from ._native import BACKEND_NAME
@@ -26,6 +26,9 @@ from .providers import register_provider, register_provider_library, unregister_
 
 
 def _activate_on_import() -> None:
+    if _tte_run.launched_as_tte_run():
+        # The tte-run command execs the C++ runner, which loads its own plugin.
+        return
     try:
         activate()
     except DelegateCompatibilityError:

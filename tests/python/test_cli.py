@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 
 def cli(*args, env=None, timeout=300):
@@ -71,6 +75,80 @@ def test_doctor_fails_when_the_plugin_cannot_load(tmp_path):
     assert any("pip install" in item["fix"] for item in report["problems"])
 
 
+def _doctor_in_process(setup: str, tmp_path) -> dict:
+    """doctor --json in a fresh interpreter after `setup` ran (before the package is imported)."""
+    script = setup + textwrap.dedent(
+        """
+        from torch_tensorrt_executorch_runtime.cli import main
+        raise SystemExit(main(["doctor", "--json"]))
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)
+
+
+def test_doctor_names_the_cuda_runtime_the_plugin_loaded():
+    report = json.loads(cli("doctor", "--json").stdout)
+    loaded = report["cuda_runtime_loaded"]
+    assert loaded and Path(loaded).name.startswith("libcudart.so.13"), report
+    assert f"CUDA runtime:  {loaded} (loaded)" in cli("doctor").stdout
+
+
+def test_doctor_in_a_conda_like_prefix_finds_the_cuda_runtime_in_lib(tmp_path):
+    # A conda environment: libcudart in <prefix>/targets/x86_64-linux/lib, linked from <prefix>/lib,
+    # loaded from there (the plugin's RUNPATH is $ORIGIN there), and no nvidia wheels.
+    from torch_tensorrt_executorch_runtime import _native
+
+    (wheel_cudart,) = _native.cuda_runtime_candidates()[:1]
+    prefix = tmp_path / "env"
+    target = prefix / "targets" / "x86_64-linux" / "lib"
+    target.mkdir(parents=True)
+    shutil.copy(wheel_cudart, target / "libcudart.so.13")
+    (prefix / "lib").mkdir()
+    (prefix / "lib" / "libcudart.so.13").symlink_to("../targets/x86_64-linux/lib/libcudart.so.13")
+    setup = textwrap.dedent(
+        f"""
+        import ctypes
+        ctypes.CDLL({str(prefix / "lib" / "libcudart.so.13")!r})
+        from torch_tensorrt_executorch_runtime import _native
+        _native.cuda_runtime_candidates = lambda: []
+        """
+    )
+    report = _doctor_in_process(setup, tmp_path)
+    assert report["cuda_runtime"] == []
+    assert report["cuda_runtime_loaded"] == str(target / "libcudart.so.13")
+    assert not [m for m in report["missing"] if "CUDA 13 runtime" in m["missing"]]
+
+
+def test_doctor_loaded_libraries_reads_the_maps_format():
+    from torch_tensorrt_executorch_runtime.cli.doctor import loaded_libraries
+
+    maps = (
+        "7f00-7f01 r--p 00000000 fd:01 12 /env/targets/x86_64-linux/lib/libcudart.so.13.0.96\n"
+        "7f01-7f02 r-xp 00001000 fd:01 12 /env/targets/x86_64-linux/lib/libcudart.so.13.0.96\n"
+        "7f02-7f03 rw-p 00000000 00:00 0 \n"
+        "7f03-7f04 r--p 00000000 fd:01 13 /old/libcudart.so.12 (deleted)\n"
+        "7f04-7f05 r--p 00000000 00:00 0 [vdso]\n"
+    )
+    assert loaded_libraries("libcudart.so", maps) == [
+        "/env/targets/x86_64-linux/lib/libcudart.so.13.0.96",
+        "/old/libcudart.so.12",
+    ]
+    assert loaded_libraries("libnvinfer", maps) == []
+
+
+def test_doctor_says_the_stock_api_needs_torch(tmp_path):
+    # Without torch (the base install), executorch.runtime cannot be imported: doctor says so.
+    report = _doctor_in_process("import sys\nsys.modules['torch'] = None\n", tmp_path)
+    assert report["torch"] is None
+    assert report["stock_api"] == {"module": "executorch.runtime", "missing": ["torch"]}
+    (item,) = [m for m in report["missing"] if m["missing"].startswith("torch")]
+    assert "executorch.runtime" in item["missing"] and "[torch]" in item["fix"]
+    text = cli("doctor").stdout
+    assert "stock API:     executorch.runtime (torch " in text
+
+
 def test_inspect_json(programs, tte):
     result = cli("inspect", programs["two_methods"], "--json", "--no-load")
     assert result.returncode == 0, result.stderr
@@ -93,6 +171,9 @@ def test_inspect_placements_and_text(programs):
     assert result.returncode == 0, result.stderr
     assert "device_resident" in result.stdout
     assert "can run here" in result.stdout
+    # The blob's flag, named as TensorRT's, not read as a verdict on this machine.
+    assert "TensorRT hardware-compatibility flag: off" in result.stdout
+    assert "hardware compatible: no" not in result.stdout
 
 
 def test_inspect_mixed_program_lists_both_backends(programs):
@@ -157,6 +238,75 @@ def test_run_failure_exits_1_with_the_reason(programs):
     result = cli("run", programs["add_one"])
     assert result.returncode == 1
     assert "error:" in result.stderr.strip().splitlines()[-1]
+
+
+def test_run_json_failure_prints_a_json_document(programs):
+    # No provider accepts the test plan in a fresh process: the run fails.
+    result = cli("run", programs["add_one"], "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False and report["command"] == "run" and report["exit_status"] == 1
+    assert report["error"]["message"] and report["error"]["message"] in result.stderr
+    assert report["error"]["type"]
+
+
+def test_usage_error_with_json_prints_a_json_document(programs):
+    result = cli("run", programs["add_one"], "--json", "--method", "nope")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert report["ok"] is False and report["exit_status"] == 2
+    assert "no method 'nope'" in report["error"]["message"]
+
+
+def test_inspect_json_failure_prints_a_json_document(tmp_path):
+    path = tmp_path / "bad.pte"
+    path.write_bytes(b"\0" * 64)
+    result = cli("inspect", path, "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False and "not an ExecuTorch program" in report["error"]["message"]
+
+
+def _tte_run_command() -> str:
+    command = shutil.which("tte-run")
+    if command is None:
+        pytest.skip("tte-run is not on PATH: install the wheel (scripts/build.sh) and put its venv's bin/ on PATH")
+    return command
+
+
+def test_tte_run_is_on_path_and_passes_arguments_and_exit_status(programs, host_library):
+    command = _tte_run_command()
+    help_text = subprocess.run([command, "--help"], capture_output=True, text=True)
+    assert help_text.returncode == 0, help_text.stderr
+    assert help_text.stdout.startswith("usage: tte-run")
+    assert subprocess.run([command, "--no-such-option"], capture_output=True).returncode == 2
+    assert subprocess.run([command, "missing.pte"], capture_output=True).returncode == 1
+    ran = subprocess.run(
+        [command, programs["add_one"], "--provider", host_library, "--num-runs", "2"],
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_tte_run_does_not_load_the_plugin_into_python(tmp_path):
+    # A plugin that cannot load would fail `import torch_tensorrt_executorch_runtime`;
+    # the launcher imports the package without loading it and execs the runner.
+    command = _tte_run_command()
+    env = dict(os.environ, TORCH_TENSORRT_EXECUTORCH_LIBRARY=str(tmp_path / "gone.so"))
+    result = subprocess.run([command, "--help"], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: tte-run")
+
+
+def test_tte_run_says_what_is_missing_without_the_runner(tmp_path, capsys):
+    from torch_tensorrt_executorch_runtime import _tte_run
+
+    assert _tte_run.main(["--help"], runner=tmp_path / "bin" / "tte-run") == 127
+    message = capsys.readouterr().err
+    assert str(tmp_path / "bin" / "tte-run") in message
+    assert "pip install --force-reinstall torch-tensorrt-executorch-runtime" in message
+    assert "torch-tensorrt-executorch run" in message
 
 
 def test_run_progress_bar(programs, host_library):

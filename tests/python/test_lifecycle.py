@@ -22,6 +22,15 @@ def test_upstream_names(tte):
     assert "TensorRTBackend" in runtime.backend_registry.registered_backend_names
 
 
+def test_public_names_are_the_documented_ones(tte):
+    # Everything the package shows (submodules aside) is in __all__: no stray
+    # names such as `annotations` from a `from __future__` import.
+    import inspect
+
+    shown = {n for n in dir(tte) if not n.startswith("_") and not inspect.ismodule(getattr(tte, n))}
+    assert shown == {n for n in tte.__all__ if not inspect.ismodule(getattr(tte, n))}
+
+
 def test_version_matches_versions_json(tte):
     versions = json.loads((ROOT / "versions.json").read_text())
     assert tte.__version__ == versions["project"]

@@ -122,6 +122,7 @@ def test_second_method(tte, host_provider, programs):
 
 def test_delegates(tte, host_provider, programs):
     program = tte.load(programs["add_one"])
+    program.load_method()  # the provider is known once the method is loaded
     (delegate,) = program.delegates
     assert delegate.method == "forward"
     assert delegate.provider == host_provider
@@ -132,6 +133,30 @@ def test_delegates(tte, host_provider, programs):
     assert delegate.device_id == 0
     assert delegate.hardware_compatible is False
     assert delegate.target_platform
+
+
+def test_delegates_are_described_without_initializing_them(tte, tmp_path):
+    # An engine no provider here can deserialize (and no GPU to run one):
+    # loading the method fails, describing its delegates does not.
+    from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
+
+    path = tmp_path / "opaque.pte"
+    spec = EngineSpec(b"not an engine any provider here accepts", [TensorSpec("x", "float32", (2, 3))],
+                      [TensorSpec("y", "float32", (2, 3))], weight_streaming_budget=1024)
+    pack_program(path, [spec])
+    for source in (path, path.read_bytes()):
+        program = tte.load(source)
+        (delegate,) = program.delegates
+        assert delegate.method == "forward" and delegate.backend == "TensorRTBackend"
+        assert delegate.provider == "" and delegate.error is None
+        assert [(b["name"], b["is_input"]) for b in delegate.bindings] == [("x", True), ("y", False)]
+        assert delegate.engine_size == len(b"not an engine any provider here accepts")
+        assert delegate.compile_specs == {"weight_streaming_budget": "1024"}
+        with pytest.raises(tte.errors.Error):
+            program.load_method()
+        (failed,) = program.delegates  # a loaded method adds what loading found
+        assert failed.error
+        program.close()
 
 
 def test_mixed_tensorrt_and_xnnpack_program(tte, host_provider, programs):
@@ -167,6 +192,7 @@ def test_load_from_bytes(tte, host_provider, programs):
 
 def test_provider_load_option(tte, host_provider, programs):
     program = tte.load(programs["add_one"], options={"provider": host_provider})
+    program.load_method()
     (delegate,) = program.delegates
     assert delegate.provider == host_provider
 

@@ -1,15 +1,18 @@
-"""The wheel as users get it: tag, size, contents, RUNPATH, auditwheel, a fresh venv.
+"""The wheel as users get it: tag, size, contents, RUNPATH, auditwheel, fresh venvs.
 
-Opt-in (it needs a built wheel, and the fresh venv downloads the wheel's
-dependencies): run scripts/ci/check-wheel.sh, which builds one and sets
-TTE_WHEEL. TTE_WHEEL_SKIP_VENV=1 leaves out the fresh-venv check.
+These need a built wheel: scripts/ci/check-wheel.sh (a step of the full
+scripts/test.sh) builds one and sets TTE_WHEEL; without it they skip. The
+fresh venvs (the default install, and the README's minimal one) download
+the wheel's dependencies; TTE_WHEEL_SKIP_VENV=1 leaves them out.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -91,9 +94,9 @@ def test_contents(names):
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     (entry_points,) = [n for n in names if n.endswith("entry_points.txt")]
     with zipfile.ZipFile(WHEEL_PATH) as wheel:
-        assert "torch-tensorrt-executorch = torch_tensorrt_executorch_runtime.cli:main" in wheel.read(
-            entry_points
-        ).decode()
+        scripts = wheel.read(entry_points).decode()
+    assert "torch-tensorrt-executorch = torch_tensorrt_executorch_runtime.cli:main" in scripts
+    assert "tte-run = torch_tensorrt_executorch_runtime._tte_run:main" in scripts
 
 
 NATIVE_PROVIDER = f"{PACKAGE}/lib/libtte_provider_tensorrt.so"
@@ -169,19 +172,8 @@ def test_auditwheel_repair_changes_nothing_else(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("TTE_WHEEL_SKIP_VENV") == "1", reason="TTE_WHEEL_SKIP_VENV=1")
 def test_fresh_venv_imports_and_doctor_passes(tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    venv, clean_env = _fresh_venv(tmp_path, [str(WHEEL_PATH)])
     python = venv / "bin" / "python"
-    # No PYTHONPATH for pip either: a copy of the package on it would make pip
-    # think the wheel is already installed.
-    clean_env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "TTE_", "LD_"))}
-    clean_env.pop("PYTHONPATH", None)
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(WHEEL_PATH)],
-        capture_output=True, text=True, timeout=3600, env=clean_env,
-    )
-    if install.returncode != 0:
-        pytest.fail(f"pip install of the wheel and its dependencies failed:\n{install.stdout}{install.stderr}")
     imported = subprocess.run(
         [str(python), "-c", "import torch_tensorrt_executorch_runtime as t; print(t.__version__, t.providers.providers())"],
         capture_output=True,
@@ -195,6 +187,7 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     )
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "installation is sound" in doctor.stdout
+    _check_tte_run_on_path(venv, clean_env, tmp_path)
     if not list((venv / "lib").glob("python*/site-packages/" + NATIVE_PROVIDER)):
         return
     # With TensorRT's lean runtime installed from PyPI, the native provider
@@ -212,10 +205,81 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     )
     assert runtime.returncode == 0, runtime.stderr
     assert re.match(r"TensorRT 11\.\d+\.\d+ lean runtime from .*/tensorrt_lean_libs/libnvinfer_lean\.so\.11", runtime.stdout), runtime.stdout
-    (tte_run,) = (venv / "lib").glob(f"python*/site-packages/{PACKAGE}/bin/tte-run")
-    listed = subprocess.run([str(tte_run), "--list-providers"], capture_output=True, text=True, env=clean_env)
+    listed = subprocess.run(["tte-run", "--list-providers"], capture_output=True, text=True, env=_venv_env(venv, clean_env))
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.startswith("tensorrt-native: TensorRT 11."), listed.stdout
+
+
+def _fresh_venv(tmp_path: Path, pip_args: list[str]) -> tuple[Path, dict]:
+    """A new venv with `pip install pip_args` done; returns it and the environment to run it in."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # No PYTHONPATH for pip either: a copy of the package on it would make pip
+    # think the wheel is already installed.
+    clean_env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "TTE_", "LD_"))}
+    clean_env.pop("PYTHONPATH", None)
+    install = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *pip_args],
+        capture_output=True, text=True, timeout=3600, env=clean_env,
+    )
+    if install.returncode != 0:
+        pytest.fail(f"pip install {' '.join(pip_args)} failed:\n{install.stdout}{install.stderr}")
+    return venv, clean_env
+
+
+def _venv_env(venv: Path, env: dict) -> dict:
+    """`env` with the venv activated: its bin/ first on PATH."""
+    return dict(env, PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))
+
+
+def _check_tte_run_on_path(venv: Path, env: dict, cwd: Path) -> None:
+    """`tte-run` is a command of the venv that execs the C++ runner, arguments and exit status passed through."""
+    env = _venv_env(venv, env)
+    assert shutil.which("tte-run", path=env["PATH"]) == str(venv / "bin" / "tte-run")
+    help_text = subprocess.run(["tte-run", "--help"], capture_output=True, text=True, env=env, cwd=cwd)
+    assert help_text.returncode == 0, help_text.stderr
+    assert help_text.stdout.startswith("usage: tte-run")
+    usage = subprocess.run(["tte-run", "--no-such-option"], capture_output=True, text=True, env=env, cwd=cwd)
+    assert usage.returncode == 2 and "unknown option '--no-such-option'" in usage.stderr
+
+
+def _minimal_install_command() -> list[str]:
+    """The README's minimal install, run as written (with this wheel for the package name)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    (line,) = [ln for ln in readme.splitlines() if ln.startswith("pip install --no-deps torch-tensorrt-executorch-runtime")]
+    words = shlex.split(line.split("#")[0])
+    return [str(WHEEL_PATH) if w == "torch-tensorrt-executorch-runtime" else w for w in words[2:]]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("TTE_WHEEL_SKIP_VENV") == "1", reason="TTE_WHEEL_SKIP_VENV=1")
+def test_minimal_install_runs_doctor_and_a_program(tmp_path, programs, host_library):
+    """The README's minimal install (no executorch dependency tree, no torch): doctor, run and tte-run work."""
+    venv, clean_env = _fresh_venv(tmp_path, _minimal_install_command())
+    python = venv / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True, env=clean_env
+    ).stdout
+    names = {line.split("==")[0].lower() for line in installed.split()}
+    assert not names & {"torch", "coremltools", "scikit-learn", "pandas", "hydra-core"}, sorted(names)
+    env = _venv_env(venv, clean_env)
+    doctor = subprocess.run(["torch-tensorrt-executorch", "doctor"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "installation is sound" in doctor.stdout
+    assert "executorch.runtime cannot be imported here: needs torch" in doctor.stdout
+    run = subprocess.run(
+        ["torch-tensorrt-executorch", "run", str(programs["add_one"]), "--provider-library", str(host_library),
+         "--num-runs", "3", "--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout)["outputs"][0]["checksum"] == 12.0
+    runner = subprocess.run(
+        ["tte-run", str(programs["add_one"]), "--provider", str(host_library), "--num-runs", "3"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert runner.returncode == 0, runner.stdout + runner.stderr
+    _check_tte_run_on_path(venv, clean_env, tmp_path)
 
 
 def test_relocated_install_finds_executorch_through_python(tmp_path):

@@ -7,12 +7,15 @@
 
 One module per command (`run`, `inspect`, `doctor`, `pack`), each adding its
 parser. Exit status: 0 on success; 1 when the command failed (doctor: the
-installation is not sound); 2 for a usage error.
+installation is not sound); 2 for a usage error. With `--json`, stdout holds
+one JSON document either way: the command's report, or {"ok": false,
+"error": {"type", "message"}, ...} when it failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 
@@ -32,6 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_json_failure(args, exc: BaseException, status: int) -> None:
+    """With --json, a failed command still prints one JSON document on stdout."""
+    if getattr(args, "json", False):
+        error = {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__}
+        print(json.dumps({"ok": False, "command": args.command, "exit_status": status, "error": error}, indent=2))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -42,15 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except UsageError as exc:
+        _print_json_failure(args, exc, 2)
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        _print_json_failure(args, exc, 130)
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
         if _logging.get_log_level() == "debug":
             raise
+        _print_json_failure(args, exc, 1)
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
 

@@ -18,6 +18,7 @@ from ..errors import DelegateCompatibilityError, Error
 from ..providers import tensorrt_python
 
 EXECUTORCH_PIN = "1.5.1"
+CUDA_RUNTIME_PREFIX = "libcudart.so"
 TENSORRT_DISTRIBUTIONS = {
     "tensorrt": ("tensorrt-cu13", "tensorrt-cu13-bindings", "tensorrt"),
     "tensorrt_lean": ("tensorrt-lean-cu13", "tensorrt-lean-cu13-bindings", "tensorrt-lean"),
@@ -124,7 +125,9 @@ def collect() -> dict:
 
     cudart = _native.cuda_runtime_candidates()
     report["cuda_runtime"] = [str(p) for p in cudart]
-    if not cudart and not loaded:
+    # What the plugin really loaded: in conda the prefix's lib/, with no nvidia wheels at all.
+    report["cuda_runtime_loaded"] = next(iter(loaded_libraries(CUDA_RUNTIME_PREFIX)), None)
+    if not cudart and not report["cuda_runtime_loaded"]:
         missing("the CUDA 13 runtime (libcudart.so.13)", "pip install 'nvidia-cuda-runtime>=13.0,<14'")
     driver = _native.driver_report()
     report["cuda_driver"] = driver
@@ -134,9 +137,18 @@ def collect() -> dict:
     elif not driver["gpus"]:
         missing("a usable NVIDIA GPU", driver["detail"] or "check nvidia-smi")
 
-    report["torch"] = _distribution_version("torch")
+    report["torch"] = _torch_version()
+    # executorch.runtime imports torch (its prebuilt extension links libtorch)
+    # and executorch's own dependencies; this package's API needs neither.
+    stock_missing = [name for name, present in (("torch", report["torch"]), ("executorch", executorch_version)) if not present]
+    report["stock_api"] = {"module": "executorch.runtime", "missing": stock_missing}
     if report["torch"] is None:
-        missing("torch (optional: numpy works without it)", "pip install 'torch-tensorrt-executorch-runtime[torch]'")
+        missing(
+            "torch: executorch.runtime (the stock ExecuTorch Python API) cannot be imported without it; "
+            "this package's load(), its CLI and tte-run work without it (numpy)",
+            "pip install 'torch-tensorrt-executorch-runtime[torch]' (with executorch's own dependencies: "
+            "not the minimal install)",
+        )
     return report
 
 
@@ -148,6 +160,33 @@ def _native_provider() -> dict:
         return {"registered": False, "runtime": None, "detail": str(exc)}
     found = line.startswith("TensorRT ")
     return {"registered": True, "runtime": line if found else None, "detail": None if found else line}
+
+
+def _torch_version() -> str | None:
+    """torch's version where Python finds it (found, not imported: importing takes seconds)."""
+    if _native.package_root("torch") is None:
+        return None
+    return _distribution_version("torch") or "unknown version"
+
+
+def loaded_libraries(prefix: str, maps: str | None = None) -> list[str]:
+    """Files mapped into this process whose name starts with `prefix`, in load order.
+
+    maps: the text of /proc/self/maps (read when not given); empty off Linux.
+    """
+    if maps is None:
+        try:
+            maps = Path("/proc/self/maps").read_text()
+        except OSError:
+            return []
+    found: list[str] = []
+    for line in maps.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[5].startswith("/"):
+            path = fields[5].removesuffix(" (deleted)")
+            if Path(path).name.startswith(prefix) and path not in found:
+                found.append(path)
+    return found
 
 
 def format_text(report: dict) -> str:
@@ -179,7 +218,12 @@ def format_text(report: dict) -> str:
     for package, paths in report["tensorrt_libraries"].items():
         names = ", ".join(Path(p).name for p in paths[:4]) + (" ..." if len(paths) > 4 else "")
         lines.append(f"               {package}: {names}")
-    lines.append(f"CUDA runtime:  {', '.join(report['cuda_runtime']) or 'not found in the nvidia wheels'}")
+    if report["cuda_runtime_loaded"]:
+        lines.append(f"CUDA runtime:  {report['cuda_runtime_loaded']} (loaded)")
+    else:
+        lines.append(
+            f"CUDA runtime:  {', '.join(report['cuda_runtime']) + ' (not loaded)' if report['cuda_runtime'] else 'not found'}"
+        )
     driver = report["cuda_driver"]
     if driver["found"]:
         lines.append(f"CUDA driver:   {driver['version'] or 'unknown version'}")
@@ -192,8 +236,17 @@ def format_text(report: dict) -> str:
                 f"{gpu['memory_bytes'] / 2**30:.0f} GiB)"
             )
     else:
-        lines.append("GPUs:          none (engines cannot run here; inspecting and packing work)")
+        works = "inspecting and packing work" if report["torch"] else "inspecting works"
+        lines.append(f"GPUs:          none (engines cannot run here; {works})")
     lines.append(f"torch:         {report['torch'] or 'not installed (optional)'}")
+    stock = report["stock_api"]
+    if stock["missing"]:
+        lines.append(
+            f"stock API:     {stock['module']} cannot be imported here: needs {' and '.join(stock['missing'])} "
+            "(this package's load(), CLI and tte-run do not)"
+        )
+    else:
+        lines.append(f"stock API:     {stock['module']} (torch {report['torch']}, executorch {report['executorch']['version']})")
     for item in report["problems"]:
         lines.append(f"PROBLEM: {item['problem']}\n  fix: {item['fix']}")
     for item in report["missing"]:

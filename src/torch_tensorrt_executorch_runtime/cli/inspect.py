@@ -62,6 +62,7 @@ def collect(path: Path, *, try_load: bool = True) -> dict:
         plugin_error = str(exc)
 
     report: dict = {
+        "ok": True,
         "path": str(path),
         "file_size": info.file_size,
         "schema_version": info.version,
@@ -217,7 +218,10 @@ def format_text(report: dict) -> str:
                 head += (
                     f", {blob.get('magic')}, {delegate.get('engine_kind')} engine of {blob.get('engine_size')} bytes"
                     f", device {blob.get('device_id')}, platform {blob.get('target_platform') or 'unspecified'}"
-                    f", hardware compatible: {'yes' if blob.get('hardware_compatible') else 'no'}"
+                    # The blob's hardware_compatible: whether TensorRT built the engine with a
+                    # hardware-compatibility level (runs on later GPU architectures too), not a
+                    # verdict on this machine (the checks below are).
+                    f", TensorRT hardware-compatibility flag: {'on' if blob.get('hardware_compatible') else 'off'}"
                 )
             lines.append(head)
             for spec, value in delegate["compile_specs"].items():

@@ -214,6 +214,7 @@ def command_run(args) -> int:
     progress.finish()
     latency = latency_summary(times)
     result = {
+        "ok": True,
         "model": str(args.model),
         "method": args.method,
         "data_files": [str(p) for p in program.data_paths],

@@ -1,7 +1,7 @@
 """What a program says about its methods: `ValueInfo`, `MethodInfo`, `DelegateInfo`.
 
 Read from the C API's description of the loaded program (ExecuTorch's
-MethodMeta, and the delegate records of loaded methods). ExecuTorch knows the
+MethodMeta; delegates: `file_delegates`). ExecuTorch knows the
 device of a method's I/O only once the method is loaded, so the device the
 .pte file records is taken from the file until then.
 """
@@ -41,7 +41,11 @@ class MethodInfo:
 
 @dataclasses.dataclass(frozen=True)
 class DelegateInfo:
-    """A TensorRTBackend delegate of a loaded method."""
+    """A TensorRTBackend delegate, as its blob in the program file describes it.
+
+    `provider` names the engine provider serving it once its method is loaded
+    ("" before); `error` says why its blob is unreadable or its init failed.
+    """
 
     method: str
     provider: str
@@ -106,15 +110,8 @@ def _recorded_devices(file: Path | bytes | None) -> dict[str, dict[tuple[str, in
     return devices
 
 
-def delegates_from(description: Mapping[str, Any]) -> list[DelegateInfo]:
-    """DelegateInfo of every TensorRTBackend delegate of the loaded methods."""
-    result = []
-    for method in description["methods"]:
-        result.extend(_delegate_info(method["name"], doc) for doc in method.get("delegates", ()))
-    return result
-
-
-def _delegate_info(method: str, doc: Mapping[str, Any]) -> DelegateInfo:
+def delegate_info(method: str, doc: Mapping[str, Any]) -> DelegateInfo:
+    """DelegateInfo from a delegate record as the C API describes it (blob, compile specs, provider, error)."""
     blob = doc.get("blob") if isinstance(doc.get("blob"), Mapping) else {}
     specs: dict[str, str | bytes] = {}
     for spec in doc.get("compile_specs", ()):

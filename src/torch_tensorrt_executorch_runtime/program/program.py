@@ -15,7 +15,8 @@ from typing import Any
 from .. import _activation, _native
 from ..errors import UnknownMethodError
 from . import data_files, tensors
-from .metadata import DelegateInfo, MethodInfo, delegates_from, methods_from
+from .file_delegates import describe_delegates
+from .metadata import DelegateInfo, MethodInfo, methods_from
 
 
 class Program:
@@ -83,10 +84,9 @@ class Program:
 
     @property
     def delegates(self) -> list[DelegateInfo]:
-        """TensorRTBackend delegates of every method (loads the methods to read them)."""
-        for name in self._method_names:
-            self.load_method(name)
-        return delegates_from(self.describe())
+        """TensorRTBackend delegates of every method, read from the program file: nothing is
+        loaded or initialized (no GPU needed); `provider` is filled in for methods already loaded."""
+        return describe_delegates(self._file, self.describe())
 
     def write_etdump(self, path: str | os.PathLike) -> None:
         """Write the ETDump recorded since load (needs load(..., enable_etdump=True))."""

@@ -1,0 +1,83 @@
+"""`Program.delegates`: TensorRTBackend delegates described from the program file.
+
+The .pte reader (`pte`) finds each delegate's payload and the plugin's blob
+reader (tte_blob_describe_json) parses it; no method is loaded and no
+delegate initialized, so this works without a GPU or a TensorRT runtime
+(like `inspect`). Methods already loaded add what only loading tells: the
+provider serving each delegate and the error of a delegate that failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import _native, pte
+from ..errors import Error
+from .metadata import DelegateInfo, delegate_info
+
+
+def describe_delegates(file: Path | bytes, description: Mapping[str, Any]) -> list[DelegateInfo]:
+    """DelegateInfo of every TensorRTBackend delegate in `file`, in method and delegate order.
+
+    description: the C API's description of the open program, whose loaded
+    methods list their delegates' providers and errors.
+    """
+    loaded = {m["name"]: list(m.get("delegates", ())) for m in description["methods"]}
+    info = pte.read_program(file, payloads=False)
+    result = []
+    with _payload_source(file) as read_payload:
+        for method in info.methods:
+            records = iter(loaded.get(method.name, ()))
+            for delegate in method.delegates:
+                if delegate.id != _native.BACKEND_NAME:
+                    continue
+                doc = _document(delegate, read_payload(delegate))
+                # The plugin records TensorRTBackend delegates in the order it initializes them: the file's order.
+                record = next(records, None)
+                if record is not None:
+                    doc["provider"] = record.get("provider", "")
+                    if record.get("error"):
+                        doc["error"] = record["error"]
+                result.append(delegate_info(method.name, doc))
+    return result
+
+
+def _document(delegate: pte.PteDelegate, payload: bytes) -> dict:
+    """The C API's delegate record, as far as the file tells it."""
+    doc: dict[str, Any] = {
+        "backend": delegate.id,
+        "provider": "",
+        "compile_specs": [_spec_record(spec.key, spec.value) for spec in delegate.compile_specs],
+    }
+    try:
+        doc["blob"] = _native.describe_blob(payload)
+    except Error as exc:
+        doc["error"] = str(exc)
+    return doc
+
+
+def _spec_record(key: str, value: bytes) -> dict:
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    return {"key": key, "value": text if text is not None and text.isprintable() else None, "value_hex": value.hex()}
+
+
+@contextlib.contextmanager
+def _payload_source(file: Path | bytes) -> Iterator[Callable[[pte.PteDelegate], bytes]]:
+    """Yields a reader of one delegate payload at a time: a file is mapped, not read whole."""
+    if isinstance(file, bytes | bytearray | memoryview):
+        data = memoryview(file)
+        yield lambda d: bytes(data[d.payload_offset : d.payload_offset + d.payload_size])
+        return
+    with open(os.fspath(file), "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        yield lambda d: mapped[d.payload_offset : d.payload_offset + d.payload_size]
+
+
+__all__ = ["describe_delegates"]
