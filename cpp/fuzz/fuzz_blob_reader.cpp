@@ -34,15 +34,13 @@ void check_accepted(const tte::DelegateBlob& blob, const std::uint8_t* data, std
         "metadata precedes the engine");
   const tte::BlobMetadata& m = blob.metadata;
   check(m.io_bindings.size() <= tte::kMaxBlobBindings, "binding count is bounded");
-  check(m.device_id >= 0, "device id is an index");
-  check(blob.header.version == tte::BlobVersion::kTR02 || m.aliased_io.empty(), "TR01 has no aliases");
+  check(m.device_id >= 0 || m.device_id == tte::kCurrentDevice, "device id is an index or the current device");
   std::unordered_set<std::string> names;
-  bool seen_output = false;
+  // Inputs and outputs may interleave (upstream's readers accept that); each
+  // kind keeps its own order.
   for (const tte::IoBinding& b : m.io_bindings) {
     check(!b.name.empty() && b.name.find('\0') == std::string::npos, "names are non-empty C strings");
     check(names.insert(b.name).second, "names are unique");
-    check(!(b.is_input && seen_output), "inputs come first");
-    seen_output = seen_output || !b.is_input;
   }
 
   const std::string json = tte::describe_delegate_blob(blob);
