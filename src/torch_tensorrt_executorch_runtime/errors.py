@@ -165,10 +165,6 @@ _BY_STATUS = {
 
 def error_for_status(status: int, message: str) -> Error:
     cls = _BY_STATUS.get(status, Error)
-    # ExecuTorch has no error code for a missing device: a delegate that
-    # found none fails its init with NotSupported, and says so.
-    if status == TTE_ERROR_NOT_SUPPORTED and "no CUDA device" in message:
-        cls = NoDeviceError
     if not message:
         message = f"TensorRTBackend C API call failed ({STATUS_NAMES.get(status, status)})"
     return cls(message, status)
