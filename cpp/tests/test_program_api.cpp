@@ -272,7 +272,7 @@ TEST_F(ProgramApi, DynamicShapeWithinBounds) {
   auto too_big = float_tensor({9, 4});
   Outputs none(1);
   ASSERT_EQ(run(program, too_big.tensor, none, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(message.find("input 0: shape [9, 4] exceeds the upper bounds [8, 4]"), std::string::npos)
+  EXPECT_NE(message.find("input 0 of 'forward': shape [9, 4] exceeds the upper bounds [8, 4]"), std::string::npos)
       << message;
 }
 
@@ -295,7 +295,7 @@ TEST_F(ProgramApi, WrongDtypeNamesBoth) {
   Outputs outputs(1);
   std::string message;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(message.find("input 0: expected float32, got int64"), std::string::npos) << message;
+  EXPECT_NE(message.find("input 0 of 'forward': expected float32, got int64"), std::string::npos) << message;
   EXPECT_EQ(outputs.values[0].tag, TTE_VALUE_NONE);
 }
 
@@ -321,7 +321,7 @@ TEST_F(ProgramApi, NonContiguousInputIsRefused) {
   Outputs outputs(1);
   std::string message;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(message.find("input 0 is not contiguous (strides [1, 2], expected [4, 1]"),
+  EXPECT_NE(message.find("input 0 of 'forward' is not contiguous (strides [1, 2], expected [4, 1]"),
             std::string::npos)
       << message;
   // Explicit row-major strides are fine.
@@ -351,7 +351,7 @@ TEST_F(ProgramApi, UnsupportedDeviceAndNullData) {
   Outputs outputs(1);
   std::string message;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(message.find("input 0 is on device type 7:0"), std::string::npos) << message;
+  EXPECT_NE(message.find("input 0 of 'forward' is on device type 7:0"), std::string::npos) << message;
   x.tensor.device = DLDevice{kDLCPU, 0};
   x.tensor.data = nullptr;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);

@@ -4,18 +4,22 @@
 # same flags); without any, each runs for 60 seconds.
 #   scripts/ci/fuzz.sh blob -runs=20000
 #   scripts/ci/fuzz.sh program -max_total_time=3600
+#   scripts/ci/fuzz.sh data-file -max_total_time=600
 #   scripts/ci/fuzz.sh pte-reader -max_total_time=600
 #   scripts/ci/fuzz.sh all -runs=10000
 # Harnesses: blob (cpp/fuzz/fuzz_blob_reader.cpp), program (.pte loading
-# through the Program C API, cpp/fuzz/fuzz_program_load.cpp), pte-reader
-# (inspect's Python reader, tests/fuzz/fuzz_pte_reader.py: atheris when it is
-# installed, else a byte-mutation loop for the -max_total_time given).
+# through the Program C API, cpp/fuzz/fuzz_program_load.cpp), data-file
+# (.ptd files given to one program, cpp/fuzz/fuzz_data_file_load.cpp),
+# pte-reader (inspect's Python reader, tests/fuzz/fuzz_pte_reader.py: atheris
+# when it is installed, else a byte-mutation loop for the -max_total_time
+# given). The mutation campaign over whole programs through the Python API is
+# tests/fuzz/mutate_programs.py (docs/reliability.md).
 # New inputs go to build/fuzz/corpus/<name>; the seeds in cpp/fuzz/corpus/
 # are read, never written. Crashes land in build/fuzz/artifacts/<name>/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${TTE_FUZZ_BUILD:-$root/build/fuzz}"
-name="${1:?usage: $0 NAME|all [libFuzzer flags...]   (names: blob program pte-reader)}"; shift
+name="${1:?usage: $0 NAME|all [libFuzzer flags...]   (names: blob program data-file pte-reader)}"; shift
 flags=("$@")
 [ ${#flags[@]} -gt 0 ] || flags=(-max_total_time=60)
 
@@ -23,16 +27,18 @@ flags=("$@")
 declare -A targets=(
   [blob]=fuzz_blob_reader
   [program]=fuzz_program_load
+  [data-file]=fuzz_data_file_load
   [pte-reader]=executorch_backend_tensorrt
 )
 # name -> seed folder under cpp/fuzz/corpus
 declare -A seeds=(
   [blob]=blob
   [program]=program
+  [data-file]=data-file
   [pte-reader]=program
 )
 if [ "$name" = all ]; then
-  names=(blob program pte-reader)
+  names=(blob program data-file pte-reader)
 elif [ -n "${targets[$name]:-}" ]; then
   names=("$name")
 else

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Write the seed corpus of the .pte loading fuzzer (cpp/fuzz/corpus/program/).
+"""Write the seed corpora of the Program API fuzzers: .pte programs
+(cpp/fuzz/corpus/program/) and .ptd data files (cpp/fuzz/corpus/data-file/).
 
 Small programs packed by torch_tensorrt_executorch_runtime.pack from
 test-engine plans, so the `test-host` provider runs them: static, dynamic and
 zero-size shapes, several dtypes, two methods with chained delegates, KV-cache
-aliasing, an engine that fails, a portable epilogue, and device placements.
+aliasing, an engine that fails, a portable epilogue, device placements, and a
+program with external constants (external-constants.pte, the program the .ptd
+harness loads), whose .ptd and another program's are the .ptd seeds.
 Needs the project venv (torch and executorch, at pack time only):
 
-    PYTHONPATH=src .venv/bin/python scripts/gen/program-corpus.py [OUT_DIR]
+    PYTHONPATH=src .venv/bin/python scripts/gen/program-corpus.py [CORPUS_DIR]
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
-from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
+from torch_tensorrt_executorch_runtime.pack import TensorSpec, build_program, pack_program
 from torch_tensorrt_executorch_runtime.testing import test_engine_spec
 
 
@@ -55,17 +58,37 @@ def programs():
     yield "device-resident", [add_one([2, 4])], {"placement": "device_resident"}
 
 
+def data_files():
+    """(name, .pte or None, .ptd): programs whose constants live in a .ptd."""
+    own = build_program([add_one([2, 4])], epilogue={"y": 2.0}, epilogue_backend="portable",
+                        external_constants=True)
+    other = build_program([add_one([2, 4], y="z")], epilogue={"z": [1.0, 2.0, 3.0, 4.0]},
+                          epilogue_backend="portable", external_constants=True)
+    yield "external-constants", own.program, next(iter(own.data_files.values()))
+    yield "other-program", None, next(iter(other.data_files.values()))
+
+
 def main(argv: list[str]) -> int:
     root = pathlib.Path(__file__).resolve().parents[2]
-    out = pathlib.Path(argv[0]) if argv else root / "cpp" / "fuzz" / "corpus" / "program"
-    out.mkdir(parents=True, exist_ok=True)
+    corpus = pathlib.Path(argv[0]) if argv else root / "cpp" / "fuzz" / "corpus"
+    programs_dir, data_dir = corpus / "program", corpus / "data-file"
+    programs_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
     total = 0
     for name, methods, options in programs():
         data = pack_program(None, methods, **options)
-        (out / f"{name}.pte").write_bytes(data)
+        (programs_dir / f"{name}.pte").write_bytes(data)
         total += len(data)
-        print(f"{name}.pte: {len(data)} bytes")
-    print(f"{total} bytes in {out}")
+        print(f"program/{name}.pte: {len(data)} bytes")
+    for name, program, data in data_files():
+        if program is not None:
+            (programs_dir / f"{name}.pte").write_bytes(program)
+            total += len(program)
+            print(f"program/{name}.pte: {len(program)} bytes")
+        (data_dir / f"{name}.ptd").write_bytes(data)
+        total += len(data)
+        print(f"data-file/{name}.ptd: {len(data)} bytes")
+    print(f"{total} bytes in {corpus}")
     return 0
 
 

@@ -11,6 +11,10 @@ catches it keeps working).
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+
 TTE_OK = 0
 TTE_ERROR_INVALID_ARGUMENT = 1
 TTE_ERROR_NOT_ACCEPTED = 2
@@ -161,13 +165,46 @@ _BY_STATUS = {
 
 def error_for_status(status: int, message: str) -> Error:
     cls = _BY_STATUS.get(status, Error)
-    # ExecuTorch has no error code for a missing device: a delegate that
-    # found none fails its init with NotSupported, and says so.
-    if status == TTE_ERROR_NOT_SUPPORTED and "no CUDA device" in message:
-        cls = NoDeviceError
     if not message:
         message = f"TensorRTBackend C API call failed ({STATUS_NAMES.get(status, status)})"
     return cls(message, status)
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def path_error(path: str | os.PathLike, what: str) -> Exception | None:
+    """Why `path` cannot be opened as a file, as the exception to raise; None for a regular file.
+
+    `what` names it ("program", "data file"). Missing: FileNotFoundError (as
+    open() raises). A directory, FIFO, device, socket or symbolic link loop:
+    InvalidArgumentError saying which, worded as the plugin words the same
+    refusal, so neither a FIFO is read nor "not found" said of a file that
+    is there.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return FileNotFoundError(errno.ENOENT, f"{what} not found", os.fspath(path))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return InvalidArgumentError(
+                f"cannot open {what} '{os.fspath(path)}': its symbolic links form a loop (or nest too deep)"
+            )
+        return None  # the plugin reports the rest (permission denied, ...) when it opens it
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+    return InvalidArgumentError(
+        f"cannot open {what} '{os.fspath(path)}': it is {kind}, not a file: pass the path of the file "
+        "itself (or read the bytes and open them as a buffer)"
+    )
 
 
 def status_of(exc: BaseException) -> int:

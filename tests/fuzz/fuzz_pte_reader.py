@@ -22,9 +22,11 @@ import importlib
 import os
 import pathlib
 import random
-import struct
 import sys
 import time
+
+sys.path.insert(0, os.fspath(pathlib.Path(__file__).resolve().parent))
+from mutations import mutate  # noqa: E402  (the fuzz folder is not a package)
 
 _MAX_SEED_BYTES = 1 << 20
 
@@ -72,36 +74,6 @@ def _seeds(paths) -> list[bytes]:
             if file.is_file() and file.stat().st_size <= _MAX_SEED_BYTES:
                 seeds.append(file.read_bytes())
     return seeds
-
-
-_INTERESTING = (0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)
-
-
-def mutate(rng: random.Random, data: bytes, seeds: list[bytes]) -> bytes:
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        choice = rng.randrange(6)
-        if not out:
-            out += rng.randbytes(rng.randint(1, 16))
-        elif choice == 0:
-            i = rng.randrange(len(out))
-            out[i] ^= 1 << rng.randrange(8)
-        elif choice == 1:
-            out[rng.randrange(len(out))] = rng.randrange(256)
-        elif choice == 2 and len(out) >= 4:
-            i = rng.randrange(len(out) - 3)
-            struct.pack_into("<I", out, i, rng.choice(_INTERESTING))
-        elif choice == 3:
-            del out[rng.randrange(len(out)) :]
-        elif choice == 4:
-            other = rng.choice(seeds)
-            i = rng.randrange(len(out))
-            j = rng.randrange(len(other)) if other else 0
-            out[i:] = other[j:]
-        else:
-            i = rng.randrange(len(out))
-            out[i:i] = rng.randbytes(rng.randint(1, 8))
-    return bytes(out)
 
 
 def run_mutation_loop(reader, seeds: list[bytes], seconds: float, seed: int, crash_dir: pathlib.Path) -> int:

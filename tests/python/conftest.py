@@ -9,9 +9,6 @@ Programs are packed once per session with the packer and test-engine plans.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -105,25 +102,6 @@ def programs(tmp_path_factory):
     pack("external", [add_one], epilogue={"y": 3.0}, epilogue_backend="portable", external_constants=True)
     pack("resident", [add_one], placement="device_resident")
     return made
-
-
-def _run_python(code: str, *, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=timeout,
-    )
-
-
-@pytest.fixture
-def run_python():
-    """Runs a fresh interpreter on some code (import order, exit behaviour)."""
-    return _run_python
 
 
 @pytest.fixture

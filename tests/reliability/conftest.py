@@ -36,6 +36,12 @@ def tte():
     return package
 
 
+@pytest.fixture
+def host_provider_file() -> Path:
+    """The host test provider's library, for tests that run a fresh interpreter."""
+    return host_provider_library()
+
+
 @pytest.fixture(scope="session")
 def host_provider(tte) -> str:
     if HOST_PROVIDER not in tte.providers.providers():

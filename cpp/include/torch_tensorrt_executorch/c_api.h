@@ -64,6 +64,12 @@ enum {
   TTE_LOG_ERROR = 3,
   TTE_LOG_OFF = 4
 };
+/* The plugin's log level; ExecuTorch's log is routed through the plugin's
+ * log (process-wide, once the library is loaded): its lines appear at debug
+ * and info, error lines at error when no Program API call reports them.
+ * Setting the level also takes ExecuTorch's log back from a printer
+ * installed since (ExecuTorch's Python extension installs one when
+ * executorch.runtime is imported). */
 TTE_API void tte_set_log_level(TteLogLevel level);
 TTE_API TteLogLevel tte_get_log_level(void);
 
@@ -162,10 +168,19 @@ typedef struct TteProgramOptions {
   size_t num_backend_options;
   /* Non-zero: record an ETDump; write it with tte_program_write_etdump. */
   int32_t enable_etdump;
+  /* Bytes of host memory one method may plan (its memory-planned arenas,
+   * allocated and zero-filled when it loads). 0: the host memory available
+   * when it loads (MemAvailable, within the process's memory cgroup limit).
+   * A method past the bound fails to load with TTE_ERROR_OUT_OF_MEMORY. */
+  uint64_t max_planned_memory;
 } TteProgramOptions;
 
-/* Open a program from a file (memory mapped) or a buffer (copied). Methods
- * load on first use, or all at once with tte_program_load_method. */
+/* Open a program from a file or a buffer (copied). Files are read, not
+ * mapped: what stays needed is copied, so a file changed or cut short while
+ * the program is open cannot crash it; a method loaded after its file
+ * changed fails with TTE_ERROR_INVALID_STATE. Methods load on first use, or
+ * with tte_program_load_method; one that failed to load fails again at once
+ * with the same status (open the program again to retry). */
 TTE_API TteStatus tte_program_open_file(const char* path,
                                         const TteProgramOptions* options,
                                         TteProgram** out_program,
@@ -232,7 +247,12 @@ TTE_API TteStatus tte_program_output_info(TteProgram* program,
 TTE_API TteStatus tte_program_describe_json(TteProgram* program,
                                             char** out_json, TteError* error);
 
-/* One method argument. Tensors are borrowed for the duration of the call. */
+/* One method argument. Tensors are borrowed for the duration of the call.
+ * For a tensor, `int_value` carries the DLPack flags of its
+ * DLManagedTensorVersioned (0 for a legacy DLManagedTensor or a bare
+ * DLTensor): with DLPACK_FLAG_BITMASK_READ_ONLY set, a run that would write
+ * the tensor's memory in place (a delegate's aliased input, e.g. a KV cache)
+ * fails with TTE_ERROR_INVALID_ARGUMENT instead. */
 typedef struct TteInput {
   TteValueTag tag;
   const DLTensor* tensor;

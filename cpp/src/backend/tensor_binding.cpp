@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/read_only_memory.h"
 #include "common/runtime_stats.h"
 
 namespace tte {
@@ -127,7 +128,15 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
     binding.kind = info.kind;
     if (!is_input && spec.aliased_input >= 0) {
       // In place: the engine writes into its input's memory.
-      binding.address = (*bindings)[spec.aliased_input].address;
+      const Binding& input = (*bindings)[spec.aliased_input];
+      if (const std::string* lent = read_only_label(input.data, input.nbytes)) {
+        return Status(TTE_ERROR_INVALID_ARGUMENT,
+                      "the engine writes output '" + spec.name + "' in place into its input '" +
+                          io.argument(spec.aliased_input).name + "', which is " + *lent +
+                          ", passed read-only (DLPack read-only flag): pass a writable tensor "
+                          "(e.g. a copy)");
+      }
+      binding.address = input.address;
       continue;
     }
     if (binding.nbytes == 0) {

@@ -8,6 +8,7 @@
 
 #include "cuda/cuda_allocator.h"
 #include "cuda/cuda_device.h"
+#include "common/executorch_log.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "backend/tensorrt_backend.h"
@@ -59,7 +60,12 @@ TTE_API const char* tte_library_path(void) {
   return path.c_str();
 }
 
-TTE_API void tte_set_log_level(TteLogLevel level) { tte::set_log_level(level); }
+TTE_API void tte_set_log_level(TteLogLevel level) {
+  tte::set_log_level(level);
+  // Takes ExecuTorch's log back if its Python extension, loaded since,
+  // installed its own printer.
+  tte::route_executorch_log();
+}
 
 TTE_API TteLogLevel tte_get_log_level(void) { return tte::log_level(); }
 

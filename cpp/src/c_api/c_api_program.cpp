@@ -114,6 +114,9 @@ tte::Status read_options(const TteProgramOptions* options, tte::ProgramOptions* 
   if (has(offsetof(TteProgramOptions, enable_etdump) + sizeof(int32_t))) {
     out->enable_etdump = options->enable_etdump != 0;
   }
+  if (has(offsetof(TteProgramOptions, max_planned_memory) + sizeof(uint64_t))) {
+    out->max_planned_memory = options->max_planned_memory;
+  }
   return tte::Status::Ok();
 }
 

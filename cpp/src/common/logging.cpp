@@ -7,8 +7,6 @@
 #include <cstring>
 #include <strings.h>
 
-#include <executorch/runtime/platform/log.h>
-
 namespace tte {
 namespace {
 
@@ -62,35 +60,11 @@ const char* level_prefix(TteLogLevel level) {
 }
 
 const char* short_file_name(const char* path) {
+  if (path == nullptr) {
+    return "?";
+  }
   const char* slash = std::strrchr(path, '/');
   return slash != nullptr ? slash + 1 : path;
-}
-
-// ExecuTorch's log sink cuts lines at 256 bytes; longer ones (lists of
-// providers or tensor names) go to stderr whole rather than truncated.
-constexpr size_t kExecuTorchMaxLine = 256;
-
-void emit(TteLogLevel level, const char* file, int line, const char* text) {
-  const char* prefix = level_prefix(level);
-#if ET_LOG_ENABLED
-  if (std::strlen(text) + std::strlen(prefix) + 20 < kExecuTorchMaxLine) {
-    // ExecuTorch has no warning level: warnings print at Info, prefixed.
-    executorch::runtime::LogLevel et_level = executorch::runtime::LogLevel::Info;
-    if (level == TTE_LOG_DEBUG) {
-      et_level = executorch::runtime::LogLevel::Debug;
-    } else if (level >= TTE_LOG_ERROR) {
-      et_level = executorch::runtime::LogLevel::Error;
-    }
-    // What ET_LOG expands to, with the caller's file and line instead of ours.
-    executorch::runtime::internal::logf(
-        et_level, executorch::runtime::internal::get_log_timestamp(), short_file_name(file),
-        "TensorRTBackend", static_cast<size_t>(line), "TensorRTBackend %s: %s", prefix, text);
-    return;
-  }
-#endif
-  std::fprintf(stderr, "[%s:%d] TensorRTBackend %s: %s\n", short_file_name(file), line, prefix,
-               text);
-  std::fflush(stderr);
 }
 
 }  // namespace
@@ -113,16 +87,29 @@ bool log_enabled(TteLogLevel level) {
   return level != TTE_LOG_OFF && level >= log_level();
 }
 
+void log_line(TteLogLevel level, const char* origin, const char* file, size_t line,
+              const char* text) {
+  if (!log_enabled(level)) {
+    return;
+  }
+  // Straight to stderr, one write per line: ExecuTorch's own log sink is
+  // routed into this log (executorch_log.h), so going through it would loop.
+  std::fprintf(stderr, "[%s:%zu] %s %s: %s\n", short_file_name(file), line, origin,
+               level_prefix(level), text);
+  std::fflush(stderr);
+}
+
 void log_message(TteLogLevel level, const char* file, int line,
                  const char* format, ...) {
+  if (!log_enabled(level)) {
+    return;
+  }
   char text[4096];
   va_list args;
   va_start(args, format);
   std::vsnprintf(text, sizeof(text), format, args);
   va_end(args);
-  if (log_enabled(level)) {
-    emit(level, file, line, text);
-  }
+  log_line(level, "TensorRTBackend", file, static_cast<size_t>(line), text);
 }
 
 }  // namespace tte

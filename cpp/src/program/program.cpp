@@ -6,10 +6,11 @@
 
 #include "backend/provider_registry.h"
 #include "common/et_status.h"
-#include "common/executorch_failure.h"
+#include "common/read_only_memory.h"
 #include "common/text.h"
 #include "cuda/caller_stream.h"
 #include "program/etdump_writer.h"
+#include "program/executorch_step.h"
 #include "program/program_inputs.h"
 #include "program/program_metadata.h"
 #include "program/program_outputs.h"
@@ -21,24 +22,12 @@ namespace et = executorch::runtime;
 
 namespace {
 
-// The status of a failed ExecuTorch call: the reason this library gave
-// ExecuTorch when it was one of ours (`source` says whose), else
-// ExecuTorch's own code.
-Status failed_call(et::Error error, const std::string& what, const std::string& source = "") {
-  const Status& reason = executorch_failure();
-  if (!reason.ok()) {
-    return Status(reason.code(),
-                  what + ": " + et_error_text(error) + "; " + source + reason.message());
-  }
-  return Status(status_code_of(error), what + ": " + et_error_text(error));
-}
-
 Status read_meta(ProgramModule& module, const std::string& method,
                  std::optional<et::MethodMeta>* out) {
+  ExecuTorchStep step(ProgramStep::kMethodMeta);
   auto meta = module.method_meta(method);
   if (!meta.ok()) {
-    return Status(status_code_of(meta.error()),
-                  "cannot read method '" + method + "': " + et_error_text(meta.error()));
+    return step.failed(meta.error(), "cannot read method '" + method + "'");
   }
   out->emplace(*meta);
   return Status::Ok();
@@ -105,10 +94,34 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
   if (module.loaded_method(method) != nullptr) {
     return Status::Ok();
   }
+  if (!slot.load_failure.ok()) {
+    // Loading again would repeat its work (planned memory is allocated and
+    // zero-filled before delegates initialize) only to fail the same way.
+    return slot.load_failure;
+  }
+  slot.load_failure = load_method_once(method, slot);
+  return slot.load_failure;
+}
+
+Status Program::load_method_once(const std::string& method, MethodState& slot) {
+  ProgramModule& module = *opened_.module;
   std::optional<et::MethodMeta> meta;
-  status = read_meta(module, method, &meta);
+  Status status = read_meta(module, method, &meta);
   if (status.ok()) {
-    status = check_method_before_load(*meta, method);
+    status = check_method_before_load(*meta, method, options_.max_planned_memory);
+  }
+  if (status.ok()) {
+    // The method's payloads and constants are read from the files now.
+    status = opened_.files_unchanged().prefixed("cannot load method '" + method + "': ");
+  }
+  const auto external = opened_.external_key.find(method);
+  if (status.ok() && external != opened_.external_key.end() && !opened_.has_data_files) {
+    // ExecuTorch would fail with a bare InvalidState ("external_data_map is null").
+    return Status(TTE_ERROR_NOT_FOUND,
+                  "cannot load method '" + method + "': it reads constants from a .ptd ('" +
+                      printable(external->second) +
+                      "', ...), and the program was opened without one: pass the .ptd written "
+                      "when the program was exported (Python finds it beside the .pte)");
   }
   if (!status.ok()) {
     return status;
@@ -116,7 +129,7 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
 
   DelegateRecorder recorder;
   et::Error error;
-  clear_executorch_failure();
+  ExecuTorchStep step(ProgramStep::kLoadMethod);
   {
     DelegateRecorder::Scope scope(&recorder);
     error = module.load_method(method);
@@ -127,8 +140,9 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
     for (const DelegateRecord& record : slot.records) {
       delegate_failed = delegate_failed || !record.error.empty();
     }
-    status = failed_call(error, "cannot load method '" + method + "'",
-                         delegate_failed ? "TensorRTBackend delegate: " : "");
+    status = step.failed(error, "cannot load method '" + method + "'",
+                         delegate_failed ? "TensorRTBackend delegate: " : "",
+                         opened_.has_data_files);
     std::string message = status.message();
     if (meta->uses_backend(TTE_BACKEND_NAME)) {
       if (et::get_backend_class(TTE_BACKEND_NAME) == nullptr) {
@@ -136,10 +150,16 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
       } else if (ProviderRegistry::instance().size() == 0) {
         message +=
             "; no engine provider is registered (load one with "
-            "tte_load_engine_provider_library)";
+            "tte_load_engine_provider_library, then open the program again)";
       }
     }
     return Status(status.code(), message);
+  }
+  status = opened_.files_unchanged();
+  if (!status.ok()) {
+    // Read while the file changed: what it got may be from either version.
+    module.unload_method(method);
+    return status.prefixed("cannot load method '" + method + "': ");
   }
   et::Method* loaded = module.loaded_method(method);
   slot.input_staging.clear();
@@ -179,14 +199,10 @@ Status Program::value_info(const std::string& method, size_t index, bool is_inpu
   if (!status.ok()) {
     return status;
   }
-  // Devices are known only once the method is loaded; try that once here and
-  // report -1 if it fails (run reports why).
-  MethodState& slot = state_of(method);
-  if (opened_.module->loaded_method(method) == nullptr && !slot.info_load_tried) {
-    slot.info_load_tried = true;
-    MethodState* state = nullptr;
-    ensure_loaded(method, &state);
-  }
+  // Devices are known only once the method is loaded; try that here (once:
+  // a failed load is remembered) and report -1 if it fails (run says why).
+  MethodState* state = nullptr;
+  ensure_loaded(method, &state);
   return fill_value_info(*meta, opened_.module->loaded_method(method), is_input, index, info);
 }
 
@@ -235,6 +251,8 @@ Status Program::run(const std::string& method, const TteInput* inputs, size_t nu
   }
   void* stream = nullptr;
   caller_stream(&stream);
+  // Inputs passed read-only, for a delegate about to write one in place.
+  ReadOnlyLoan read_only;
   status = set_method_inputs(loaded, *state, inputs, num_inputs, stream);
   if (status.ok()) {
     status = give_output_buffers(loaded, *state);
@@ -242,15 +260,10 @@ Status Program::run(const std::string& method, const TteInput* inputs, size_t nu
   if (!status.ok()) {
     return status;
   }
-  clear_executorch_failure();
+  ExecuTorchStep step(ProgramStep::kExecute);
   const et::Error error = loaded.execute();
   if (error != et::Error::Ok) {
-    status = failed_call(error, "executing method '" + method + "' failed");
-    if (executorch_failure().ok()) {
-      // ExecuTorch's own checks only log.
-      return Status(status.code(), status.message() + " (the log says which step)");
-    }
-    return status;
+    return step.failed(error, "executing method '" + method + "' failed");
   }
   return collect_method_outputs(loaded, copy_outputs, stream, outputs, num_outputs);
 }

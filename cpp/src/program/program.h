@@ -60,7 +60,10 @@ class Program {
                      std::unique_ptr<Program>* out);
   Status check_method(const std::string& method) const;
   MethodState& state_of(const std::string& method);
+  // Loads the method on first use; a method that failed to load fails again
+  // at once, with the same status.
   Status ensure_loaded(const std::string& method, MethodState** state);
+  Status load_method_once(const std::string& method, MethodState& slot);
   Status value_info(const std::string& method, size_t index, bool is_input, TteValueInfo* info);
 
   std::mutex mutex_;

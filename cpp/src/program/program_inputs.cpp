@@ -13,8 +13,10 @@
 #include "common/dtypes.h"
 #include "common/text.h"
 #include "common/et_status.h"
+#include "common/read_only_memory.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"
+#include "program/executorch_step.h"
 #include "program/program_metadata.h"
 
 namespace tte {
@@ -32,6 +34,7 @@ struct InputContext {
   et::Method* method;
   MethodState* state;
   void* stream;
+  std::string method_name;
   bool stream_used = false;
 };
 
@@ -56,8 +59,8 @@ Status copy_async(void* dst, const void* src, size_t nbytes, InputContext& conte
 }
 
 Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_t index,
-                        const DLTensor* tensor) {
-  const std::string label = io_label(true, index, std::string(meta.name()));
+                        const DLTensor* tensor, bool read_only) {
+  const std::string label = io_label(context.method_name, true, index, std::string(meta.name()));
   if (tensor == nullptr) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, label + " is a tensor but got NULL");
   }
@@ -125,6 +128,9 @@ Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_
   }
   char* source =
       tensor->data == nullptr ? nullptr : static_cast<char*>(tensor->data) + tensor->byte_offset;
+  if (read_only) {
+    ReadOnlyLoan::add(source, nbytes, label);
+  }
 
   std::vector<SizesType> sizes(dims.begin(), dims.end());
   std::vector<StridesType> strides(expected_strides.begin(), expected_strides.end());
@@ -143,9 +149,10 @@ Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_
                     order_copy.data(), strides.data(),
                     executorch::aten::TensorShapeDynamism::STATIC, tag,
                     tag == DeviceType::CUDA ? target_device : 0);
+    ExecuTorchStep step(ProgramStep::kSetInput);
     const et::Error error = context.method->set_input(et::EValue(Tensor(&impl)), index);
     if (error != et::Error::Ok) {
-      return Status(status_code_of(error), "setting " + label + " failed: " + et_error_text(error));
+      return step.failed(error, "setting " + label + " failed");
     }
     return Status::Ok();
   };
@@ -154,10 +161,10 @@ Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_
     if (space == MemorySpace::kHost && !target_on_device) {
       return share_or_copy(source, DeviceType::CPU);
     }
+    ExecuTorchStep step(ProgramStep::kSetInput);
     const et::Error error = et::resize_tensor(target, {sizes.data(), sizes.size()});
     if (error != et::Error::Ok) {
-      return Status(status_code_of(error), "resizing " + label + " to " + format_dims(dims) +
-                                               " failed: " + et_error_text(error));
+      return step.failed(error, "resizing " + label + " to " + format_dims(dims) + " failed");
     }
     return copy_async(target.mutable_data_ptr(), source, nbytes, context, label);
   }
@@ -188,7 +195,7 @@ Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_
 
 Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
                         const TteInput& input) {
-  const std::string label = "input " + std::to_string(index);
+  const std::string label = io_label(context.method_name, true, index, "");
   et::EValue value;
   bool matches = false;
   switch (expected) {
@@ -213,14 +220,10 @@ Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
     return Status(TTE_ERROR_INVALID_ARGUMENT, label + ": expected " + tag_name(expected) +
                                                   ", got " + value_tag_name(input.tag));
   }
+  ExecuTorchStep step(ProgramStep::kSetInput);
   const et::Error error = context.method->set_input(value, index);
   if (error != et::Error::Ok) {
-    return Status(status_code_of(error),
-                  "setting " + label + " failed: " + et_error_text(error) +
-                      (expected == et::Tag::None
-                           ? std::string()
-                           : std::string(" (ExecuTorch requires a ") + tag_name(expected) +
-                                 " input to equal the value the program was exported with)"));
+    return step.failed(error, "setting " + label + " failed");
   }
   return Status::Ok();
 }
@@ -230,24 +233,32 @@ Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
 Status set_method_inputs(et::Method& method, MethodState& state, const TteInput* inputs,
                          size_t num_inputs, void* stream) {
   const et::MethodMeta meta = method.method_meta();
-  InputContext context{&method, &state, stream};
+  InputContext context{&method, &state, stream, meta.name()};
   Status status;
   for (size_t i = 0; i < num_inputs && status.ok(); ++i) {
     auto tag = meta.input_tag(i);
     if (!tag.ok()) {
-      status =
-          Status(TTE_ERROR_INVALID_PROGRAM, "cannot read the type of input " + std::to_string(i));
-    } else if (*tag != et::Tag::Tensor) {
+      status = damaged_method_meta(tag.error(), "cannot read the type of " +
+                                                    io_label(context.method_name, true, i, ""));
+      continue;
+    }
+    if (*tag != et::Tag::Tensor) {
       status = set_scalar_input(context, *tag, i, inputs[i]);
+      continue;
+    }
+    auto info = meta.input_tensor_meta(i);
+    if (!info.ok()) {
+      status = damaged_method_meta(info.error(), "cannot read the metadata of " +
+                                                     io_label(context.method_name, true, i, ""));
     } else if (inputs[i].tag != TTE_VALUE_TENSOR) {
-      status = Status(TTE_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) +
-                                                      ": expected a tensor, got " +
-                                                      value_tag_name(inputs[i].tag));
+      status = Status(TTE_ERROR_INVALID_ARGUMENT,
+                      io_label(context.method_name, true, i, std::string(info->name())) +
+                          ": expected a tensor, got " + value_tag_name(inputs[i].tag));
     } else {
-      auto info = meta.input_tensor_meta(i);
-      status = info.ok() ? set_tensor_input(context, *info, i, inputs[i].tensor)
-                         : Status(TTE_ERROR_INVALID_PROGRAM,
-                                  "cannot read the metadata of input " + std::to_string(i));
+      // For a tensor, int_value carries its DLPack flags (c_api.h).
+      const bool read_only = (static_cast<uint64_t>(inputs[i].int_value) &
+                              DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+      status = set_tensor_input(context, *info, i, inputs[i].tensor, read_only);
     }
   }
   if (context.stream_used) {

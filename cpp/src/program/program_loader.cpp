@@ -1,35 +1,25 @@
 #include "program/program_loader.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/data_loader/buffer_data_loader.h>
-#include <executorch/extension/data_loader/mmap_data_loader.h>
+#include <executorch/extension/data_loader/file_data_loader.h>
 
 #include "common/et_status.h"
+#include "common/text.h"
+#include "program/executorch_step.h"
 #include "program/pte_checks.h"
 
 namespace tte {
 
 namespace et = executorch::runtime;
 using executorch::extension::BufferDataLoader;
-using executorch::extension::MmapDataLoader;
+using executorch::extension::FileDataLoader;
 
 namespace {
-
-Status check_readable(const std::string& path, const char* what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Status(TTE_ERROR_NOT_FOUND,
-                  std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
-  }
-  ::close(fd);
-  return Status::Ok();
-}
 
 // A copy of `size` bytes the program keeps for its lifetime.
 Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram* out,
@@ -47,14 +37,13 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
   return Status::Ok();
 }
 
-Status map_file(const std::string& path, const char* what, std::unique_ptr<et::DataLoader>* out) {
-  auto loader =
-      MmapDataLoader::from(path.c_str(), MmapDataLoader::MlockConfig::UseMlockIgnoreErrors);
+Status file_loader(const std::string& path, const char* what, std::unique_ptr<et::DataLoader>* out) {
+  ExecuTorchStep step(ProgramStep::kOpen);
+  auto loader = FileDataLoader::from(path.c_str());
   if (!loader.ok()) {
-    return Status(status_code_of(loader.error()), std::string("cannot map ") + what + " '" + path +
-                                                      "': " + et_error_text(loader.error()));
+    return step.failed(loader.error(), std::string("cannot open ") + what + " '" + path + "'");
   }
-  *out = std::make_unique<MmapDataLoader>(std::move(*loader));
+  *out = std::make_unique<FileDataLoader>(std::move(*loader));
   return Status::Ok();
 }
 
@@ -67,11 +56,12 @@ std::unique_ptr<et::EventTracer> make_tracer(const ProgramOptions& options) {
 
 // The module over `source`. Module takes several .ptd files only by path,
 // with the program by path too; everything else goes through one program
-// loader and at most one data loader.
+// loader and at most one data loader. Either way files are read through
+// FileDataLoader (LoadMode::File), never mapped.
 Status make_module(const ProgramSource& source, const ProgramOptions& options, OpenedProgram* out) {
-  constexpr auto kMode = ProgramModule::LoadMode::MmapUseMlockIgnoreErrors;
   if (source.is_file() && options.data_buffers.empty()) {
-    out->module = std::make_unique<ProgramModule>(source.path, options.data_paths, kMode,
+    out->module = std::make_unique<ProgramModule>(source.path, options.data_paths,
+                                                  ProgramModule::LoadMode::File,
                                                   make_tracer(options));
     return Status::Ok();
   }
@@ -87,7 +77,7 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   std::unique_ptr<et::DataLoader> program_loader;
   Status status;
   if (source.is_file()) {
-    status = map_file(source.path, "program", &program_loader);
+    status = file_loader(source.path, "program", &program_loader);
   } else {
     const AlignedHostBuffer* copy = nullptr;
     status = keep_copy(source.data, source.size, "program buffer", out, &copy);
@@ -97,7 +87,7 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   }
   std::unique_ptr<et::DataLoader> data_loader;
   if (status.ok() && !options.data_paths.empty()) {
-    status = map_file(options.data_paths[0], "data file", &data_loader);
+    status = file_loader(options.data_paths[0], "data file", &data_loader);
   } else if (status.ok() && !options.data_buffers.empty()) {
     const std::vector<uint8_t>& bytes = options.data_buffers[0];
     const AlignedHostBuffer* copy = nullptr;
@@ -123,77 +113,194 @@ Status load_and_name_methods(const ProgramOptions& options, const std::string& l
   }
   // Module deep-copies the map; InternalConsistency makes a damaged file an
   // error instead of undefined behaviour.
+  ExecuTorchStep step(ProgramStep::kOpen);
   const et::Error error =
       out->module->load(backend_options.map(), et::Program::Verification::InternalConsistency);
   if (error != et::Error::Ok) {
-    std::string hint;
-    if (error == et::Error::InvalidProgram || error == et::Error::InvalidArgument ||
-        error == et::Error::InvalidExternalData) {
-      hint = ": not a valid ExecuTorch program, or a truncated or damaged one";
-      if (!options.data_paths.empty() || !options.data_buffers.empty()) {
-        hint += " (or a damaged .ptd)";
-      }
-    } else if (error == et::Error::NotSupported) {
-      hint = ": written by an ExecuTorch this runtime cannot read";
-    }
-    return Status(
-        error == et::Error::InvalidArgument ? TTE_ERROR_INVALID_PROGRAM : status_code_of(error),
-        "cannot load " + label + hint + " (" + et_error_text(error) + ")");
+    return step.failed(error, "cannot load " + label, "", out->has_data_files);
   }
   const std::shared_ptr<et::Program> program = out->module->program();
   for (size_t i = 0; i < program->num_methods(); ++i) {
     auto name = program->get_method_name(i);
     if (!name.ok()) {
-      return Status(TTE_ERROR_INVALID_PROGRAM, label + ": cannot read the name of method " +
-                                                   std::to_string(i) + " (" +
-                                                   et_error_text(name.error()) + ")");
+      return step.failed(name.error(), "cannot load " + label + ": the name of method " +
+                                           std::to_string(i) + " cannot be read");
+    }
+    // Method names cross the C API as UTF-8 (Python decodes them) and are
+    // quoted in one-line messages; exir writes identifiers, so a name that is
+    // not UTF-8 or holds control characters is damage.
+    if (printable(*name) != *name) {
+      return Status(TTE_ERROR_INVALID_PROGRAM,
+                    "cannot load " + label + ": the name of method " + std::to_string(i) + " ('" +
+                        printable(*name) +
+                        "') is not valid UTF-8 or holds control characters, so the file is "
+                        "damaged: export it again, or copy it again if it was transferred");
     }
     out->method_names.emplace_back(*name);
   }
   return Status::Ok();
 }
 
-// The program's own bytes, for check_required_fields: the caller's copy, or
-// the file mapped once more (without mlock).
-Status check_fields(const ProgramSource& source, const OpenedProgram& opened,
-                    const std::string& label) {
-  if (!source.is_file()) {
-    const AlignedHostBuffer& copy = opened.owned_bytes.front();
-    return check_required_fields(static_cast<const uint8_t*>(copy.data()), source.size, label);
+// The first 64 bytes of `file` (all of a shorter one).
+Status read_head(const WatchedFile& file, std::vector<uint8_t>* out) {
+  return file.read(0, static_cast<size_t>(std::min<uint64_t>(file.size(), 64)), out);
+}
+
+// The first bytes of `file` up to what `extent` (given the head and the file
+// size) says the flatbuffer covers.
+template <typename Extent>
+Status read_flatbuffer(const WatchedFile& file, Extent extent, std::vector<uint8_t>* out) {
+  std::vector<uint8_t> head;
+  Status status = read_head(file, &head);
+  if (status.ok()) {
+    status = file.read(0, static_cast<size_t>(extent(head.data(), head.size(), file.size())), out);
   }
-  auto mapped = MmapDataLoader::from(source.path.c_str(), MmapDataLoader::MlockConfig::NoMlock);
-  auto size = mapped.ok() ? mapped->size() : et::Result<size_t>(mapped.error());
-  if (!size.ok()) {
-    return Status::Ok();
+  return status;
+}
+
+// The .ptd files, before ExecuTorch reads them (it does not verify them):
+// the watched files, then the caller's buffers. Keys without a tensor
+// layout go to `keys_without_layout`, for check_fields.
+Status check_data_files(const ProgramSource& source, const ProgramOptions& options,
+                        const OpenedProgram& opened, std::vector<std::string>* keys_without_layout) {
+  for (size_t i = source.is_file() ? 1 : 0; i < opened.files.size(); ++i) {
+    const WatchedFile& file = *opened.files[i];
+    const std::string label = "data file '" + file.path() + "'";
+    std::vector<uint8_t> head;
+    std::vector<uint8_t> flatbuffer;
+    Status status = read_head(file, &head);
+    if (status.ok()) {
+      status = check_data_file_head(head.data(), head.size(), label);
+    }
+    if (status.ok()) {
+      status = read_flatbuffer(file, data_file_flatbuffer_extent, &flatbuffer);
+    }
+    if (status.ok()) {
+      status = check_data_file_fields(flatbuffer.data(), flatbuffer.size(), label,
+                                      keys_without_layout);
+    }
+    if (!status.ok()) {
+      return status;
+    }
   }
-  auto bytes = mapped->load(
-      0, *size, et::DataLoader::SegmentInfo(et::DataLoader::SegmentInfo::Type::Program));
-  if (!bytes.ok()) {
-    return Status::Ok();
+  for (const std::vector<uint8_t>& bytes : options.data_buffers) {
+    const uint64_t extent = data_file_flatbuffer_extent(bytes.data(), bytes.size(), bytes.size());
+    Status status = check_data_file_head(bytes.data(), bytes.size(), ".ptd buffer");
+    if (status.ok()) {
+      status = check_data_file_fields(bytes.data(), static_cast<size_t>(extent), ".ptd buffer",
+                                      keys_without_layout);
+    }
+    if (!status.ok()) {
+      return status;
+    }
   }
-  return check_required_fields(static_cast<const uint8_t*>(bytes->data()), bytes->size(), label);
+  return Status::Ok();
+}
+
+// The program's own bytes, for check_required_fields and
+// check_external_tensors: the caller's copy, or the flatbuffer part of the
+// file (segments, where engines live, are not read), read once more through
+// the watched descriptor.
+Status check_fields(const ProgramSource& source, const std::string& label,
+                    const std::vector<std::string>& keys_without_layout, OpenedProgram* opened) {
+  std::vector<uint8_t> flatbuffer;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  if (source.is_file()) {
+    Status status = read_flatbuffer(*opened->files.front(), flatbuffer_extent, &flatbuffer);
+    if (!status.ok()) {
+      return status;
+    }
+    data = flatbuffer.data();
+    size = flatbuffer.size();
+  } else {
+    data = static_cast<const uint8_t*>(opened->owned_bytes.front().data());
+    size = source.size;
+  }
+  Status status = check_required_fields(data, size, label);
+  if (!status.ok()) {
+    return status;
+  }
+  for (const ExternalTensor& tensor : external_tensors(data, size)) {
+    // ExecuTorch dereferences the tensor layout of what it reads as a tensor.
+    if (std::find(keys_without_layout.begin(), keys_without_layout.end(), tensor.key) !=
+        keys_without_layout.end()) {
+      return Status(TTE_ERROR_INVALID_PROGRAM,
+                    "cannot load " + label + ": it reads '" + printable(tensor.key) +
+                        "' from a .ptd as a tensor, but the .ptd holding it gives no tensor "
+                        "layout for it (a damaged .ptd, or one written for another program): "
+                        "pass the .ptd written when the program was exported");
+    }
+    opened->external_key.emplace(tensor.method, tensor.key);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
+
+Status OpenedProgram::files_unchanged() const {
+  for (const auto& file : files) {
+    Status status = file->unchanged(/*path_too=*/false);
+    if (!status.ok()) {
+      return status;
+    }
+  }
+  return Status::Ok();
+}
 
 Status open_program(const ProgramSource& source, const ProgramOptions& options,
                     OpenedProgram* out) {
   if (!source.is_file() && source.data == nullptr && source.size > 0) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, "program buffer is NULL");
   }
-  Status status = source.is_file() ? check_readable(source.path, "program") : Status::Ok();
-  for (size_t i = 0; status.ok() && i < options.data_paths.size(); ++i) {
-    status = check_readable(options.data_paths[i], "data file");
+  out->has_data_files = !options.data_paths.empty() || !options.data_buffers.empty();
+  // Opened before ExecuTorch opens them, so that a file replaced or rewritten
+  // while the program is read is noticed below.
+  std::vector<std::pair<std::string, const char*>> paths;
+  if (source.is_file()) {
+    paths.emplace_back(source.path, "program");
+  }
+  for (const std::string& path : options.data_paths) {
+    paths.emplace_back(path, "data file");
+  }
+  for (const auto& [path, what] : paths) {
+    std::unique_ptr<WatchedFile> file;
+    Status status = WatchedFile::open(path, what, &file);
+    if (!status.ok()) {
+      return status;
+    }
+    out->files.push_back(std::move(file));
+  }
+  const std::string label = source.is_file() ? "program '" + source.path + "'" : "program buffer";
+  std::vector<uint8_t> head;
+  Status status;
+  if (source.is_file()) {
+    const WatchedFile& file = *out->files.front();
+    status = read_head(file, &head);
+    if (status.ok()) {
+      status = check_program_head(head.data(), head.size(), file.size(), label);
+    }
+  } else {
+    status = check_program_head(static_cast<const uint8_t*>(source.data), source.size, source.size,
+                                label);
+  }
+  std::vector<std::string> keys_without_layout;
+  if (status.ok()) {
+    status = check_data_files(source, options, *out, &keys_without_layout);
   }
   if (status.ok()) {
     status = make_module(source, options, out);
   }
-  const std::string label = source.is_file() ? "program '" + source.path + "'" : "program buffer";
   if (status.ok()) {
     status = load_and_name_methods(options, label, out);
   }
   if (status.ok()) {
-    status = check_fields(source, *out, label);
+    status = check_fields(source, label, keys_without_layout, out);
+  }
+  // ExecuTorch and check_fields must have read the files that were opened,
+  // unchanged.
+  for (size_t i = 0; status.ok() && i < out->files.size(); ++i) {
+    status = out->files[i]->unchanged(/*path_too=*/true);
   }
   return status;
 }

@@ -6,16 +6,20 @@
 
 #include "common/dtypes.h"
 #include "common/et_status.h"
+#include "common/text.h"
+#include "program/executorch_step.h"
 
 namespace tte {
 
 namespace et = executorch::runtime;
 using et::etensor::DeviceType;
 
-std::string io_label(bool is_input, size_t index, const std::string& name) {
-  std::string label = std::string(is_input ? "input " : "output ") + std::to_string(index);
+std::string io_label(const std::string& method, bool is_input, size_t index,
+                     const std::string& name) {
+  std::string label = std::string(is_input ? "input " : "output ") + std::to_string(index) +
+                      " of '" + method + "'";
   if (!name.empty()) {
-    label += " ('" + name + "')";
+    label += " ('" + printable(name) + "')";
   }
   return label;
 }
@@ -68,8 +72,7 @@ Status fill_value_info(const et::MethodMeta& meta, et::Method* loaded, bool is_i
   }
   auto tag = is_input ? meta.input_tag(index) : meta.output_tag(index);
   if (!tag.ok()) {
-    return Status(TTE_ERROR_INVALID_PROGRAM,
-                  "cannot read the type of " + label + ": " + et_error_text(tag.error()));
+    return damaged_method_meta(tag.error(), "cannot read the type of " + label);
   }
   info->tag = value_tag(*tag);
   if (*tag != et::Tag::Tensor) {
@@ -77,8 +80,7 @@ Status fill_value_info(const et::MethodMeta& meta, et::Method* loaded, bool is_i
   }
   auto tensor = is_input ? meta.input_tensor_meta(index) : meta.output_tensor_meta(index);
   if (!tensor.ok()) {
-    return Status(TTE_ERROR_INVALID_PROGRAM,
-                  "cannot read the metadata of " + label + ": " + et_error_text(tensor.error()));
+    return damaged_method_meta(tensor.error(), "cannot read the metadata of " + label);
   }
   const auto sizes = tensor->sizes();
   if (sizes.size() > TTE_MAX_RANK) {
@@ -123,7 +125,7 @@ bool printable_utf8(const std::string& bytes) {
       return false;
     }
   }
-  return nlohmann::json::accept("\"" + bytes + "\"");
+  return is_utf8(bytes);
 }
 
 nlohmann::json value_info_json(const TteValueInfo& info, const std::string& name) {
@@ -159,8 +161,7 @@ Status describe_program_json(ProgramModule& module, const std::vector<std::strin
   for (const std::string& name : method_names) {
     auto meta = module.method_meta(name);
     if (!meta.ok()) {
-      return Status(status_code_of(meta.error()),
-                    "cannot read method '" + name + "': " + et_error_text(meta.error()));
+      return damaged_method_meta(meta.error(), "cannot read method '" + name + "'");
     }
     et::Method* loaded = module.loaded_method(name);
     nlohmann::json method;
@@ -225,7 +226,9 @@ Status describe_program_json(ProgramModule& module, const std::vector<std::strin
   nlohmann::json doc;
   doc["methods"] = std::move(method_docs);
   doc["etdump"] = etdump_enabled;
-  *json = doc.dump();
+  // Names come from the file: a damaged one is shown with U+FFFD where its
+  // bytes are not UTF-8, rather than failing the whole description.
+  *json = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return Status::Ok();
 }
 

@@ -17,8 +17,9 @@
 
 namespace tte {
 
-// "input 0", "output 1 ('y')".
-std::string io_label(bool is_input, size_t index, const std::string& name);
+// "input 0 of 'forward'", "output 1 of 'forward' ('y')".
+std::string io_label(const std::string& method, bool is_input, size_t index,
+                     const std::string& name);
 // "tensor", "int", ... for ExecuTorch's value tags and the C API's.
 const char* tag_name(executorch::runtime::Tag tag);
 const char* value_tag_name(TteValueTag tag);

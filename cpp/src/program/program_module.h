@@ -9,6 +9,7 @@
 #include <executorch/extension/module/module.h>
 
 #include "backend/delegate_recorder.h"
+#include "common/status.h"
 #include "cuda/device_buffers.h"
 
 namespace tte {
@@ -23,6 +24,8 @@ class ProgramModule final : public executorch::extension::Module {
     auto it = methods_.find(name);
     return it == methods_.end() ? nullptr : it->second.method.get();
   }
+  // Drops a loaded method (its delegates with it).
+  void unload_method(const std::string& name) { methods_.erase(name); }
 };
 
 // ExecuTorch hands out inputs only through accessors it has deprecated in
@@ -46,7 +49,8 @@ struct OutputBuffer {
 // What the Program keeps for one method besides ExecuTorch's Method.
 struct MethodState {
   std::vector<DelegateRecord> records;
-  bool info_load_tried = false;
+  // Why the method failed to load, kept so that later calls fail at once.
+  Status load_failure;
   // Per output: whether the program must give it memory, and that memory.
   std::vector<bool> output_needs_buffer;
   std::vector<OutputBuffer> output_buffers;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/dtypes.h"
-#include "common/et_status.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"
+#include "program/executorch_step.h"
 #include "program/program_metadata.h"
 
 namespace tte {
@@ -170,7 +170,7 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
     }
     auto info = meta.output_tensor_meta(i);
     const Tensor tensor = method.get_output(i).toTensor();
-    const std::string label = io_label(false, i, std::string(info->name()));
+    const std::string label = io_label(meta.name(), false, i, std::string(info->name()));
     const size_t nbytes = info->nbytes();
     OutputBuffer& buffer = state.output_buffers[i];
     void* data = nullptr;
@@ -191,10 +191,10 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
       data = buffer.host.data();
       capacity = buffer.host.capacity();
     }
+    ExecuTorchStep step(ProgramStep::kSetOutput);
     const et::Error error = method.set_output_data_ptr(data, capacity, i);
     if (error != et::Error::Ok) {
-      return Status(status_code_of(error),
-                    "giving " + label + " its buffer failed: " + et_error_text(error));
+      return step.failed(error, "giving " + label + " its buffer failed");
     }
   }
   return Status::Ok();

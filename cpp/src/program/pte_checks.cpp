@@ -1,20 +1,25 @@
 #include "program/pte_checks.h"
 
-#include <unistd.h>
-
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include <executorch/runtime/core/device_allocator.h>
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 
 #include "common/et_status.h"
+#include "common/host_memory.h"
+#include "common/text.h"
 #include "cuda/cuda_device.h"
+#include "tte_version.h"
 
 namespace tte {
 
 namespace et = executorch::runtime;
 using et::etensor::DeviceType;
+using executorch::aten::ScalarType;
 
 namespace {
 
@@ -48,6 +53,40 @@ class FlatTable {
     uint32_t n = 0;
     return read(pos_, &n) ? n : 0;
   }
+  // What ExecuTorch's generated accessors read without the flatbuffers
+  // Verifier (a .ptd is never verified): the table's vtable and inline part,
+  // a field's bytes, a vector's elements (a string's and its NUL).
+  bool table_in_bounds() const {
+    int32_t back = 0;
+    uint16_t vtable_size = 0;
+    uint16_t object_size = 0;
+    if (!read(pos_, &back)) return false;
+    const int64_t vtable = static_cast<int64_t>(pos_) - back;
+    return vtable >= 0 && read(static_cast<size_t>(vtable), &vtable_size) &&
+           read(static_cast<size_t>(vtable) + 2, &object_size) && vtable_size >= 4 &&
+           vtable_size % 2 == 0 && static_cast<size_t>(vtable) + vtable_size <= size_ &&
+           object_size >= 4 && pos_ + object_size <= size_;
+  }
+  bool field_in_bounds(int index, size_t bytes) const {
+    const size_t at = field_position(index);
+    return at == 0 || (at <= size_ && size_ - at >= bytes);
+  }
+  bool vector_in_bounds(size_t element_size, size_t trailing = 0) const {
+    const uint32_t n = length();
+    if (pos_ + 4 > size_) return false;
+    const size_t room = size_ - pos_ - 4;
+    return room >= trailing && (room - trailing) / element_size >= n;
+  }
+  // Element `i` of a vector of int32, or nullopt past the buffer.
+  std::optional<int32_t> int_at(uint32_t i) const {
+    int32_t value = 0;
+    if (i >= length() || !read(pos_ + 4 + static_cast<size_t>(i) * 4, &value)) return std::nullopt;
+    return value;
+  }
+  // A string field's bytes (check vector_in_bounds(1, 1) first).
+  std::string text() const {
+    return std::string(reinterpret_cast<const char*>(data_ + pos_ + 4), length());
+  }
 
  private:
   // Where field `index` is stored; 0 when absent.
@@ -80,6 +119,116 @@ class FlatTable {
   size_t pos_;
 };
 
+uint64_t read_le64(const uint8_t* at) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    value |= static_cast<uint64_t>(at[i]) << (8 * i);
+  }
+  return value;
+}
+
+// float8 and unsigned 16/32/64-bit dtypes: ExecuTorch's kernels abort
+// (promoteTypes) when one meets another dtype among their inputs.
+bool aborts_when_mixed(ScalarType type) {
+  return et::isFloat8Type(type) || et::isBarebonesUnsignedType(type);
+}
+
+// "'aten::mul'": operator `index` of a plan, quoted, or "a kernel".
+std::string operator_name(const FlatTable& plan, int32_t index) {
+  const auto operators = plan.field(6);
+  if (!operators || index < 0 || static_cast<uint32_t>(index) >= operators->length()) {
+    return "a kernel";
+  }
+  const auto op = operators->element(static_cast<uint32_t>(index));
+  const auto name = op ? op->field(0) : std::nullopt;
+  if (!name || !name->vector_in_bounds(1)) {
+    return "a kernel";
+  }
+  return "'" + printable(name->text()) + "'";
+}
+
+// The kernel calls of a plan whose input tensors mix such a dtype with
+// another: ExecuTorch would abort the process running them. A kernel's
+// output is its last argument (a cast from float8 is not refused).
+template <typename Damaged>
+Status check_kernel_dtypes(const FlatTable& plan, const FlatTable& values, uint32_t p,
+                           const Damaged& damaged) {
+  // Chain.instructions -> Instruction.instr_args (KernelCall = 1) ->
+  // KernelCall {op_index, args}; ExecutionPlan.operators -> Operator.name.
+  constexpr uint8_t kKernelCall = 1;
+  constexpr uint8_t kTensorValue = 5;
+  const auto chains = plan.field(5);
+  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
+    const auto chain = chains->element(c);
+    const auto instructions = chain ? chain->field(2) : std::nullopt;
+    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
+      const auto instruction = instructions->element(i);
+      if (!instruction || instruction->scalar<uint8_t>(0, 0) != kKernelCall) continue;
+      const auto call = instruction->field(1);
+      const auto args = call ? call->field(1) : std::nullopt;
+      std::vector<ScalarType> types;
+      bool exotic = false;
+      for (uint32_t a = 0; args && a + 1 < args->length(); ++a) {
+        const auto index = args->int_at(a);
+        if (!index || *index < 0 || static_cast<uint32_t>(*index) >= values.length()) continue;
+        const auto value = values.element(static_cast<uint32_t>(*index));
+        if (!value || value->scalar<uint8_t>(0, 0) != kTensorValue) continue;
+        const auto tensor = value->field(1);
+        const auto type = static_cast<ScalarType>(tensor ? tensor->scalar<int8_t>(0, 0) : 0);
+        exotic = exotic || aborts_when_mixed(type);
+        types.push_back(type);
+      }
+      if (!exotic || std::all_of(types.begin(), types.end(),
+                                 [&](ScalarType t) { return t == types.front(); })) {
+        continue;
+      }
+      std::string mixed;
+      for (ScalarType type : types) {
+        mixed += (mixed.empty() ? "" : ", ") + std::string(et::toString(type));
+      }
+      return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
+                     ", instruction " + std::to_string(i) + " calls " +
+                     operator_name(plan, call->scalar<int32_t>(0, -1)) +
+                     " with tensors of dtypes " + mixed + ", a mix ExecuTorch's kernels abort on");
+    }
+  }
+  return Status::Ok();
+}
+
+Status check_device_arenas(const et::MethodMeta& meta, const std::string& method) {
+  // Module aborts the process when a device arena cannot be allocated
+  // (ET_CHECK on DeviceMemoryBuffer::create): refuse what a device cannot
+  // hold now. Racy against other users of the device, but it turns the
+  // common case (a damaged or oversized plan) into an error.
+  std::map<int, uint64_t> device_bytes;
+  for (size_t i = 0; i < meta.num_memory_planned_buffers(); ++i) {
+    auto device = meta.memory_planned_buffer_device(i);
+    auto size = meta.memory_planned_buffer_size(i);
+    if (device.ok() && !device->is_cpu() && size.ok()) {
+      device_bytes[device->index()] += static_cast<uint64_t>(*size);
+    }
+  }
+  for (const auto& [index, bytes] : device_bytes) {
+    DeviceGuard guard(index);
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    const cudaError_t error =
+        guard.status() == cudaSuccess ? cudaMemGetInfo(&free_bytes, &total_bytes) : guard.status();
+    if (error != cudaSuccess) {
+      return cuda_failure(error, "reading the free memory of cuda:" + std::to_string(index) +
+                                     " for method '" + method + "'");
+    }
+    if (bytes > free_bytes) {
+      return Status(TTE_ERROR_OUT_OF_MEMORY,
+                    "method '" + method + "' plans " + byte_count_text(bytes) + " on cuda:" +
+                        std::to_string(index) + ", more than the device has free (" +
+                        byte_count_text(free_bytes) + " of " + byte_count_text(total_bytes) +
+                        "): free device memory, or run it on a larger device");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status check_required_fields(const uint8_t* data, size_t size, const std::string& label) {
@@ -109,10 +258,22 @@ Status check_required_fields(const uint8_t* data, size_t size, const std::string
       if (!value || value->scalar<uint8_t>(0, 0) != kTensorValue) continue;
       const auto tensor = value->field(1);
       const auto dtype = tensor ? tensor->scalar<int8_t>(0, 0) : int8_t{0};
-      if (!tensor || !et::isValid(static_cast<executorch::aten::ScalarType>(dtype))) {
+      const auto type = static_cast<ScalarType>(dtype);
+      if (!tensor || !et::isValid(type)) {
         return damaged("execution plan " + std::to_string(p) + ", value " + std::to_string(v) +
                        " is a tensor of unknown dtype " + std::to_string(dtype));
       }
+      // Quantized and bits dtypes: exir writes neither, and ExecuTorch's
+      // kernels abort on them (promoteTypes).
+      if (et::isQIntType(type) || et::isBitsType(type)) {
+        return damaged("execution plan " + std::to_string(p) + ", value " + std::to_string(v) +
+                       " is a tensor of dtype " + et::toString(type) +
+                       ", which no ExecuTorch program carries");
+      }
+    }
+    Status status = check_kernel_dtypes(*plan, *values, p, damaged);
+    if (!status.ok()) {
+      return status;
     }
     const auto delegates = plan->field(7);
     for (uint32_t d = 0; delegates && d < delegates->length(); ++d) {
@@ -133,7 +294,8 @@ Status check_required_fields(const uint8_t* data, size_t size, const std::string
   return Status::Ok();
 }
 
-Status check_method_before_load(const et::MethodMeta& meta, const std::string& method) {
+Status check_method_before_load(const et::MethodMeta& meta, const std::string& method,
+                                uint64_t max_planned_memory) {
   // Method aborts the process on an I/O entry that points past its value
   // table; MethodMeta checks the same indices and returns an error.
   for (const bool is_input : {true, false}) {
@@ -151,8 +313,8 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
       }
     }
   }
-  // Module allocates (and zero-fills) the host arenas the program asks for;
-  // refuse sizes no machine here could hold, e.g. from a damaged file.
+  // Module allocates and zero-fills the host arenas before anything else of
+  // the method runs (a damaged 2 KB file can ask for gigabytes): bound them.
   uint64_t host_bytes = 0;
   for (size_t i = 0; i < meta.num_memory_planned_buffers(); ++i) {
     auto size = meta.memory_planned_buffer_size(i);
@@ -166,16 +328,24 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
       host_bytes += static_cast<uint64_t>(*size);
     }
   }
-  const uint64_t physical =
-      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  if (physical > 0 && host_bytes > physical) {
+  const uint64_t limit = max_planned_memory > 0 ? max_planned_memory : available_host_memory();
+  if (host_bytes > limit) {
+    const std::string plans =
+        "method '" + method + "' plans " + byte_count_text(host_bytes) + " of host memory";
+    if (max_planned_memory > 0) {
+      return Status(TTE_ERROR_OUT_OF_MEMORY,
+                    plans + ", more than max_planned_memory allows (" + byte_count_text(limit) +
+                        "): raise max_planned_memory if that size is right");
+    }
     return Status(TTE_ERROR_OUT_OF_MEMORY,
-                  "method '" + method + "' plans " + std::to_string(host_bytes) +
-                      " bytes of host memory, more than this machine has (" +
-                      std::to_string(physical) + ")");
+                  plans + ", more than is available to this process now (" +
+                      byte_count_text(limit) +
+                      "): free memory, or, if that size is right, open the program with "
+                      "max_planned_memory set to at least " +
+                      std::to_string(host_bytes) + " (bytes)");
   }
   // Device-planned arenas come from ExecuTorch's DeviceAllocator registry;
-  // say why before Module fails with a bare NotFound.
+  // say why before Module fails with a bare NotFound (or aborts).
   for (size_t i = 0; i < meta.num_memory_planned_buffers(); ++i) {
     auto device = meta.memory_planned_buffer_device(i);
     if (!device.ok() || device->is_cpu()) {
@@ -210,8 +380,190 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
                                                  "ExecuTorch");
     }
   }
+  return check_device_arenas(meta, method);
+}
 
+Status check_data_file_fields(const uint8_t* data, size_t size, const std::string& label,
+                              std::vector<std::string>* keys_without_layout) {
+  const auto damaged = [&](const std::string& what) {
+    return Status(TTE_ERROR_INVALID_PROGRAM,
+                  "cannot load " + label +
+                      ": not a valid ExecuTorch data file (.ptd), or a truncated or damaged one (" +
+                      what + "): pass the .ptd written when the program was exported");
+  };
+  // flat_tensor.fbs: FlatTensor {version, segments, named_data};
+  // DataSegment {offset, size}; NamedData {key, segment_index,
+  // tensor_layout}; TensorLayout {scalar_type, sizes, dim_order}.
+  if (size < 8) {
+    // ExecuTorch reads the identifier at bytes 4..7 of what it loaded.
+    return damaged("its flatbuffer is " + std::to_string(size) + " bytes long");
+  }
+  if (std::memcmp(data + 4, "FT01", 4) != 0) {
+    return Status::Ok();  // ExecuTorch refuses it by its identifier
+  }
+  const auto root = FlatTable::root(data, size);
+  if (!root || !root->table_in_bounds() || !root->field_in_bounds(0, 4)) {
+    return damaged("its root table lies outside the file");
+  }
+  const auto segments = root->field(1);
+  if (!segments || !segments->vector_in_bounds(4)) {
+    return damaged("its segment list is missing or runs past the end");
+  }
+  for (uint32_t i = 0; i < segments->length(); ++i) {
+    const auto segment = segments->element(i);
+    if (!segment || !segment->table_in_bounds() || !segment->field_in_bounds(0, 8) ||
+        !segment->field_in_bounds(1, 8)) {
+      return damaged("segment " + std::to_string(i) + " lies outside the file");
+    }
+  }
+  const auto named = root->field(2);
+  if (!named || !named->vector_in_bounds(4)) {
+    return damaged("its list of named data is missing or runs past the end");
+  }
+  for (uint32_t i = 0; i < named->length(); ++i) {
+    const std::string where = "named data " + std::to_string(i);
+    const auto entry = named->element(i);
+    if (!entry || !entry->table_in_bounds() || !entry->field_in_bounds(1, 4)) {
+      return damaged(where + " lies outside the file");
+    }
+    const auto key = entry->field(0);
+    if (!key || !key->vector_in_bounds(1, 1)) {
+      return damaged(where + " has no key");
+    }
+    const auto layout = entry->field(2);
+    if (!layout) {
+      keys_without_layout->push_back(key->text());
+      continue;
+    }
+    const auto sizes = layout->table_in_bounds() ? layout->field(1) : std::nullopt;
+    const auto dim_order = layout->table_in_bounds() ? layout->field(2) : std::nullopt;
+    if (!layout->table_in_bounds() || !layout->field_in_bounds(0, 1) || !sizes ||
+        !sizes->vector_in_bounds(4) || !dim_order || !dim_order->vector_in_bounds(1) ||
+        dim_order->length() != sizes->length()) {
+      return damaged(where + " has a damaged tensor layout");
+    }
+    // TensorLayout::create aborts (elementSize) on an unknown dtype.
+    const auto dtype = static_cast<ScalarType>(layout->scalar<int8_t>(0, 0));
+    if (!et::isValid(dtype)) {
+      return damaged(where + " has a tensor of unknown dtype " +
+                     std::to_string(static_cast<int>(dtype)));
+    }
+    // ExecuTorch hands kernels the segment as the tensor's memory without
+    // comparing their sizes: a shorter segment would be read past its end.
+    uint64_t nbytes = static_cast<uint64_t>(et::elementSize(dtype));
+    bool sized = true;
+    for (uint32_t d = 0; d < sizes->length() && sized; ++d) {
+      const auto dim = sizes->int_at(d);
+      sized = dim && *dim >= 0 &&
+              !__builtin_mul_overflow(nbytes, static_cast<uint64_t>(*dim), &nbytes);
+    }
+    const uint32_t segment_index = entry->scalar<uint32_t>(1, 0);
+    const auto segment =
+        segment_index < segments->length() ? segments->element(segment_index) : std::nullopt;
+    if (sized && segment && segment->scalar<uint64_t>(1, 0) < nbytes) {
+      return damaged(where + " ('" + printable(key->text()) + "') is a tensor of " + std::to_string(nbytes) +
+                     " bytes stored in a segment of " +
+                     std::to_string(segment->scalar<uint64_t>(1, 0)));
+    }
+  }
   return Status::Ok();
+}
+
+std::vector<ExternalTensor> external_tensors(const uint8_t* data, size_t size) {
+  // ExecutionPlan.values -> EValue.val (Tensor) -> Tensor.extra_tensor_info
+  // -> ExtraTensorInfo {fully_qualified_name, location (1: EXTERNAL)}.
+  std::vector<ExternalTensor> found;
+  const auto program = FlatTable::root(data, size);
+  const auto plans = program ? program->field(1) : std::nullopt;
+  for (uint32_t p = 0; plans && p < plans->length(); ++p) {
+    const auto plan = plans->element(p);
+    const auto name = plan ? plan->field(0) : std::nullopt;
+    const auto values = plan ? plan->field(2) : std::nullopt;
+    if (!name || !name->vector_in_bounds(1)) continue;
+    for (uint32_t v = 0; values && v < values->length(); ++v) {
+      const auto value = values->element(v);
+      constexpr uint8_t kTensorValue = 5;
+      if (!value || value->scalar<uint8_t>(0, 0) != kTensorValue) continue;
+      const auto tensor = value->field(1);
+      const auto info = tensor ? tensor->field(9) : std::nullopt;
+      const auto key = info ? info->field(1) : std::nullopt;
+      constexpr int8_t kExternal = 1;
+      if (!key || info->scalar<int8_t>(2, 0) != kExternal || !key->vector_in_bounds(1)) continue;
+      found.push_back(ExternalTensor{name->text(), key->text()});
+    }
+  }
+  return found;
+}
+
+Status check_data_file_head(const uint8_t* head, size_t size, const std::string& label) {
+  if (size < 32 || std::memcmp(head + 8, "FH01", 4) != 0) {
+    const std::string found =
+        size >= 12 ? "'" + printable(std::string(reinterpret_cast<const char*>(head) + 8, 4)) + "'"
+                   : "missing (the file has " + std::to_string(size) + " bytes)";
+    return Status(TTE_ERROR_INVALID_PROGRAM,
+                  "cannot load " + label + ": not an ExecuTorch data file (.ptd): its bytes 8..11 are " +
+                      found + ", where a .ptd has 'FH01': pass the .ptd written when the program "
+                      "was exported");
+  }
+  return Status::Ok();
+}
+
+uint64_t data_file_flatbuffer_extent(const uint8_t* head, size_t size, uint64_t file_size) {
+  // flat_tensor's header: "FH01", u32 length, u64 flatbuffer_offset, u64
+  // flatbuffer_size, ..., little-endian, at byte 8. ExecuTorch reads the
+  // flatbuffer as bytes [0, flatbuffer_offset + flatbuffer_size).
+  if (size < 32 || std::memcmp(head + 8, "FH01", 4) != 0) {
+    return 0;
+  }
+  const uint64_t offset = read_le64(head + 16);
+  const uint64_t length = read_le64(head + 24);
+  return offset > file_size || length > file_size - offset ? file_size : offset + length;
+}
+
+Status check_program_head(const uint8_t* head, size_t size, uint64_t file_size,
+                          const std::string& label) {
+  // program.fbs's file_identifier; ExecuTorch 1.5 reads no other.
+  constexpr char kIdentifier[] = "ET12";
+  if (size < 8) {
+    return Status(TTE_ERROR_INVALID_PROGRAM,
+                  "cannot load " + label + ": not a valid ExecuTorch program: it is " +
+                      std::to_string(file_size) + " bytes long (truncated?)");
+  }
+  const std::string found(reinterpret_cast<const char*>(head) + 4, 4);
+  if (found != kIdentifier) {
+    const bool other_version = found[0] == 'E' && found[1] == 'T' && std::isdigit(found[2]) &&
+                               std::isdigit(found[3]);
+    if (other_version) {
+      return Status(TTE_ERROR_NOT_SUPPORTED,
+                    "cannot load " + label + ": it is an ExecuTorch program in format " + found +
+                        ", and this runtime (ExecuTorch " TTE_EXECUTORCH_VERSION_STRING
+                        ") reads " + kIdentifier + ": export it again with that version");
+    }
+    return Status(TTE_ERROR_INVALID_PROGRAM,
+                  "cannot load " + label +
+                      ": not a valid ExecuTorch program: its bytes 4..7 are '" + printable(found) +
+                      "', where an ExecuTorch program has '" + kIdentifier +
+                      "' (a different kind of file, or a damaged one)");
+  }
+  if (size >= 24 && std::memcmp(head + 8, "eh00", 4) == 0 && read_le64(head + 16) > file_size) {
+    return Status(TTE_ERROR_INVALID_PROGRAM,
+                  "cannot load " + label + ": its header gives a " +
+                      std::to_string(read_le64(head + 16)) + "-byte program, but it has " +
+                      std::to_string(file_size) +
+                      " bytes (truncated?): copy or export it again");
+  }
+  return Status::Ok();
+}
+
+uint64_t flatbuffer_extent(const uint8_t* head, size_t size, uint64_t file_size) {
+  // ExecuTorch's extended header: "eh00", u32 length, u64 program_size,
+  // u64 segment_base_offset, little-endian, at byte 8.
+  constexpr size_t kAt = 8;
+  constexpr size_t kProgramSizeAt = kAt + 8;
+  if (size < kProgramSizeAt + 8 || std::memcmp(head + kAt, "eh00", 4) != 0) {
+    return file_size;
+  }
+  return std::min(read_le64(head + kProgramSizeAt), file_size);
 }
 
 }  // namespace tte

@@ -238,6 +238,7 @@ class TteProgramOptions(Structure):
         ("backend_options", POINTER(TteBackendOption)),
         ("num_backend_options", c_size_t),
         ("enable_etdump", c_int32),
+        ("max_planned_memory", c_uint64),
     ]
 
 

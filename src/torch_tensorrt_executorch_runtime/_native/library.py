@@ -50,11 +50,22 @@ def plugin_path() -> Path:
     return (PACKAGE_DIR / "lib" / LIBRARY_FILE).resolve()
 
 
+def _exists(path: Path, what: str) -> bool:
+    """Whether `path` exists; a folder that cannot be read is an import-time error saying so."""
+    try:
+        return path.exists()
+    except OSError as exc:
+        raise PluginLoadError(
+            f"cannot read {what} {path}: {exc.strerror or exc}. Make it readable by this user "
+            f"(e.g. chmod -R a+rX {path.parent}) or reinstall the package it belongs to"
+        ) from exc
+
+
 def package_root(name: str) -> Path | None:
     """Folder of an installed package, found without importing it."""
     try:
         spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
+    except (ImportError, ValueError, OSError):
         return None
     if spec is None:
         return None
@@ -70,7 +81,7 @@ def executorch_lib_dir() -> Path | None:
     if root is None:
         return None
     lib = root / "lib"
-    return lib if (lib / "libexecutorch.so").exists() else None
+    return lib if _exists(lib / "libexecutorch.so", "ExecuTorch's runtime library") else None
 
 
 def cuda_runtime_candidates() -> list[Path]:
@@ -83,8 +94,11 @@ def cuda_runtime_candidates() -> list[Path]:
     for location in (spec.submodule_search_locations if spec else None) or ():
         for sub in ("cu13/lib", "cuda_runtime/lib"):
             candidate = Path(location) / sub / CUDA_RUNTIME_FILE
-            if candidate.exists():
-                found.append(candidate)
+            try:
+                if candidate.exists():
+                    found.append(candidate)
+            except OSError:
+                continue  # an unreadable wheel is as good as none; the load error names what is missing
     return found
 
 
@@ -102,7 +116,7 @@ def _preload_executorch() -> list[str]:
     problems = []
     for name in EXECUTORCH_LIBRARIES:
         candidate = lib_dir / name
-        if not candidate.exists():
+        if not _exists(candidate, "ExecuTorch's library"):
             continue
         try:
             _load(candidate)
@@ -141,7 +155,7 @@ def load_plugin() -> ctypes.CDLL:
         if _plugin is not None:
             return _plugin
         path = plugin_path()
-        if not path.exists():
+        if not _exists(path, "the TensorRTBackend plugin"):
             where = f"${LIBRARY_ENV}" if os.environ.get(LIBRARY_ENV) else "the package"
             raise PluginLoadError(
                 f"TensorRTBackend plugin not found at {path} (from {where}). "
@@ -200,6 +214,9 @@ def tensorrt_library_dirs() -> dict[str, list[Path]]:
     found = {}
     for package in ("tensorrt_libs", "tensorrt_lean_libs", "tensorrt_dispatch_libs", "tensorrt_rtx_libs"):
         root = package_root(package)
-        if root is not None and root.is_dir():
-            found[package] = sorted(p for p in root.iterdir() if ".so" in p.name)
+        try:
+            if root is not None and root.is_dir():
+                found[package] = sorted(p for p in root.iterdir() if ".so" in p.name)
+        except OSError:
+            continue  # unreadable: reported as not installed
     return found

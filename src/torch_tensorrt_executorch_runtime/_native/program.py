@@ -33,6 +33,7 @@ class OpenOptions:
     data_buffers: Sequence[bytes] = ()
     backend_options: Sequence[tuple[str, str, OptionValue]] = ()  # (backend, key, value)
     enable_etdump: bool = False
+    max_planned_memory: int = 0  # bytes; 0: what is available
 
 
 class _COptions:
@@ -68,6 +69,7 @@ class _COptions:
             backend_options=self.c_options,
             num_backend_options=len(entries),
             enable_etdump=1 if options.enable_etdump else 0,
+            max_planned_memory=options.max_planned_memory,
         )
 
     def _keep(self, text: str) -> bytes:
@@ -145,6 +147,8 @@ def _fill_input(slot: TteInput, value, index: int, method: str, stream: int | No
         keep.append(tensor)
         slot.tag = abi.TTE_VALUE_TENSOR
         slot.tensor = tensor.pointer()
+        # A tensor's DLPack flags travel in int_value (c_api.h): read-only inputs are never written.
+        slot.int_value = abi.DLPACK_FLAG_BITMASK_READ_ONLY if tensor.read_only else 0
     else:
         raise InvalidArgumentError(
             f"input {index} of '{method}' is a {type(value).__name__}; expected a tensor (torch, numpy, "

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _activation, _native
-from ..errors import UnknownMethodError
+from ..errors import UnknownMethodError, path_error
 from . import data_files, tensors
 from .file_delegates import describe_delegates
 from .metadata import DelegateInfo, MethodInfo, methods_from
@@ -140,8 +140,9 @@ def _data_sources(data_path) -> tuple[list[Path], list[bytes]]:
             buffers.append(bytes(item))
         else:
             path = Path(item)
-            if not path.is_file():
-                raise FileNotFoundError(f"data file not found: {path}")
+            problem = path_error(path, "data file")
+            if problem is not None:
+                raise problem
             paths.append(path)
     return paths, buffers
 
@@ -173,6 +174,7 @@ def load(
     data_path=None,
     options: Mapping[str, Any] | None = None,
     enable_etdump: bool = False,
+    max_planned_memory: int | None = None,
 ) -> Program:
     """Open an ExecuTorch program.
 
@@ -181,19 +183,26 @@ def load(
     for beside the .pte. options: load options, {"provider": "tensorrt-python",
     "cuda_graphs": True, "weight_streaming_budget": 2**30} for TensorRTBackend,
     or {"BackendName": {...}} per backend. enable_etdump: record an ETDump,
-    written with Program.write_etdump(path).
+    written with Program.write_etdump(path). max_planned_memory: bytes of
+    host memory one method may plan; by default what is available when it
+    loads.
     """
     _activation.require()
+    if max_planned_memory is not None and (
+        isinstance(max_planned_memory, bool) or not isinstance(max_planned_memory, int) or max_planned_memory <= 0
+    ):
+        raise TypeError(f"max_planned_memory must be a positive int (bytes), got {max_planned_memory!r}")
     paths, buffers = _data_sources(data_path)
     backend_options = _backend_options(options)
     if isinstance(path, bytes | bytearray | memoryview):
         data = bytes(path)
-        open_options = _native.OpenOptions(paths, buffers, backend_options, enable_etdump)
+        open_options = _native.OpenOptions(paths, buffers, backend_options, enable_etdump, max_planned_memory or 0)
         return Program(_native.open_buffer(data, open_options), tuple(paths), data)
     pte = Path(path)
-    if not pte.is_file():
-        raise FileNotFoundError(f"program not found: {pte}")
+    problem = path_error(pte, "program")
+    if problem is not None:
+        raise problem
     if data_path is None:
         paths = data_files.find_data_files(pte)
-    open_options = _native.OpenOptions(paths, buffers, backend_options, enable_etdump)
+    open_options = _native.OpenOptions(paths, buffers, backend_options, enable_etdump, max_planned_memory or 0)
     return Program(_native.open_file(pte, open_options), tuple(paths), pte)

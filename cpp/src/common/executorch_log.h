@@ -1,0 +1,23 @@
+// ExecuTorch's log, routed through this library: its emitter in ExecuTorch's
+// platform table (PalImpl::emit_log_message, one per process, shared by the
+// Program API and the stock executorch.runtime) is replaced by one that
+//  - keeps the error lines logged on a thread inside an ExecuTorchCall, so
+//    their reason reaches the caller's Status (executorch_failure.h);
+//  - forwards every line to the plugin's log (logging.h, origin
+//    "ExecuTorch"): debug and info lines at debug and info, error lines at
+//    info when an ExecuTorchCall kept them (the Status says it), at error
+//    otherwise (the stock runtime reports only a code), fatal lines at error.
+// ExecuTorch's default printer and its Python extension's printer (which
+// registers itself when executorch.runtime is imported) are replaced; an
+// emitter anyone else installed is kept and called after the error lines are
+// kept, instead of the plugin's log.
+#pragma once
+
+namespace tte {
+
+// Installs the route, or installs it again where something replaced it
+// since. Cheap when it is in place. Runs when the library loads; the Program
+// API calls it before each call into ExecuTorch.
+void route_executorch_log();
+
+}  // namespace tte

@@ -1,0 +1,20 @@
+// How much host memory this process can still take, for bounding what a
+// program asks for before anything allocates it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tte {
+
+// The smallest of: MemAvailable in /proc/meminfo (memory the kernel can give
+// without swapping), and, where this process runs in a memory cgroup with a
+// limit, that limit less the cgroup's current usage (v2 memory.max and
+// memory.current, else v1 memory.limit_in_bytes and memory.usage_in_bytes).
+// Falls back to the physical memory size where none of these can be read.
+uint64_t available_host_memory();
+
+// "4294967296 bytes (4.0 GiB)".
+std::string byte_count_text(uint64_t bytes);
+
+}  // namespace tte
