@@ -1,6 +1,7 @@
 // The Program C API end to end: programs packed by the Python packer from
 // test-engine plans (tests/fixtures/make_cpp_fixtures.py), run by the
 // test-host provider through the built plugin.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testing/test_provider_api.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace {
@@ -1005,4 +1007,81 @@ TEST_F(ProgramApi, RunOptionsStreamIsForTheRunOnly) {
   EXPECT_EQ(tte_method_run(method.handle, &in, 1, &short_options, third.values.data(), 1, &error),
             TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(error.message).find("struct_size"), std::string::npos) << error.message;
+}
+
+// ---- The batched provider entry, as the backend uses it ----------------------
+
+namespace {
+
+// The host test provider library's own functions (it is loaded once per
+// process; dlopen returns the same copy).
+template <typename Function>
+Function host_library_function(const char* name) {
+  void* library = dlopen(TTE_TEST_HOST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
+  return library == nullptr ? nullptr : reinterpret_cast<Function>(dlsym(library, name));
+}
+
+TteTestProviderStats host_stats() {
+  TteTestProviderStats s{};
+  s.struct_size = sizeof(s);
+  host_library_function<void (*)(TteTestProviderStats*)>("tte_test_provider_stats")(&s);
+  return s;
+}
+
+void reset_host_stats() { host_library_function<void (*)()>("tte_test_provider_reset_stats")(); }
+
+// Runs `method` of a program opened with provider `name` `runs` times on
+// shapes [rows, 4], one call per entry of `rows`.
+void run_with_provider(const std::string& program, const char* name, const std::vector<int64_t>& rows) {
+  TteBackendOption option{};
+  option.backend = "TensorRTBackend";
+  option.key = "provider";
+  option.type = TTE_OPTION_STRING;
+  option.string_value = name;
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.backend_options = &option;
+  options.num_backend_options = 1;
+  TteProgram* handle = nullptr;
+  TteError error{};
+  ASSERT_EQ(tte_program_open_file(fixture(program).c_str(), &options, &handle, &error), TTE_OK) << error.message;
+  Method method;
+  ASSERT_EQ(tte_program_get_method(handle, "forward", &method.handle, &error), TTE_OK) << error.message;
+  reset_host_stats();
+  for (int64_t n : rows) {
+    auto x = float_tensor({n, 4});
+    TteInput in = x.input();
+    Outputs outputs(1);
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, outputs.values.data(), 1, &error), TTE_OK)
+        << error.message;
+    EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{n, 4}));
+    EXPECT_EQ(outputs.floats(0).back(), static_cast<float>(n * 4));
+  }
+  tte_program_close(handle);
+}
+
+}  // namespace
+
+TEST_F(ProgramApi, BatchedProviderIsEnteredOncePerRunAndSetsShapesOnlyWhenTheyChange) {
+  run_with_provider("add_one_dynamic.pte", "test-host", {2, 2, 2, 3, 3, 2});
+  const TteTestProviderStats s = host_stats();
+  // Shapes changed at runs 1, 4 and 6: one shapes call each, plus one enqueue call per run.
+  EXPECT_EQ(s.executes, 6u + 3u);
+  EXPECT_EQ(s.input_shapes_set, 3u);
+  EXPECT_EQ(s.enqueues, 6u);
+}
+
+TEST_F(ProgramApi, PerTensorProvidersKeepThePerTensorPath) {
+  using Entry = const TteEngineProvider* (*)();
+  const TteEngineProvider* per_tensor = host_library_function<Entry>("tte_test_host_provider_per_tensor")();
+  ASSERT_NE(per_tensor, nullptr);
+  TteError error{};
+  const TteStatus registered = tte_register_engine_provider(per_tensor, TTE_PROVIDER_OTHER, &error);
+  ASSERT_TRUE(registered == TTE_OK || std::string(error.message).find("already") != std::string::npos)
+      << error.message;
+  run_with_provider("add_one_dynamic.pte", "test-host-per-tensor", {2, 2, 3});
+  const TteTestProviderStats s = host_stats();
+  EXPECT_EQ(s.executes, 0u);
+  EXPECT_EQ(s.input_shapes_set, 3u);  // every run sets every shape
+  EXPECT_EQ(s.enqueues, 3u);
 }
