@@ -41,7 +41,8 @@ Python3_add_library(tte_python_binding MODULE USE_SABI 3.10 WITH_SOABI
   "${PROJECT_SOURCE_DIR}/cpp/python/module.c"
   "${PROJECT_SOURCE_DIR}/cpp/python/dlpack_bridge.c"
   "${PROJECT_SOURCE_DIR}/cpp/python/output.c"
-  "${PROJECT_SOURCE_DIR}/cpp/python/method.c")
+  "${PROJECT_SOURCE_DIR}/cpp/python/method.c"
+  "${PROJECT_SOURCE_DIR}/cpp/python/provider_bridge.c")
 set_target_properties(tte_python_binding PROPERTIES
   OUTPUT_NAME _compiled
   C_STANDARD 11

@@ -88,4 +88,8 @@ int tte_output_register(PyObject* module);
 
 int tte_method_register(PyObject* module);
 
+/* ---- The batched entry of Python providers (provider_bridge.c) ---- */
+
+int tte_bridge_register(PyObject* module);
+
 #endif /* TTE_PYTHON_BINDING_H_ */

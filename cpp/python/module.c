@@ -133,7 +133,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_compiled",
-    "The hot path of the binding: method handles and runs over the plugin's C API.", -1,
+    "The hot path of the binding: method handles and runs over the plugin's C API, and the batched entry of Python providers.", -1,
     module_methods, NULL, NULL, NULL, NULL,
 };
 
@@ -142,7 +142,7 @@ PyMODINIT_FUNC PyInit__compiled(void) {
   if (module == NULL) {
     return NULL;
   }
-  if (tte_output_register(module) < 0 || tte_method_register(module) < 0 ||
+  if (tte_output_register(module) < 0 || tte_method_register(module) < 0 || tte_bridge_register(module) < 0 ||
       PyModule_AddIntConstant(module, "C_API_VERSION", TTE_C_API_VERSION) < 0) {
     Py_DECREF(module);
     return NULL;

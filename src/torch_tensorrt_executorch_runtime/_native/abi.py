@@ -176,6 +176,9 @@ GetOutputShapeFn = CFUNCTYPE(TteStatus, c_void_p, c_int32, Int64Ptr, c_int32, PO
 SetTensorAddressFn = CFUNCTYPE(TteStatus, c_void_p, c_int32, c_void_p, ErrorPtr)
 EnqueueFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, ErrorPtr)
 DestroyFn = CFUNCTYPE(None, c_void_p)
+# execute(engine, const TteEngineExecution*, error): the compiled binding
+# implements it for Python providers and reads the struct itself.
+ExecuteFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, ErrorPtr)
 
 
 class TteEngineProvider(Structure):
@@ -198,6 +201,7 @@ class TteEngineProvider(Structure):
         ("set_tensor_address", SetTensorAddressFn),
         ("enqueue", EnqueueFn),
         ("destroy", DestroyFn),
+        ("execute", ExecuteFn),
     ]
 
 

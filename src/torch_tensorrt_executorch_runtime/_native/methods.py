@@ -1,4 +1,5 @@
-"""Method handles: the hot path of a run, in the compiled extension.
+"""Method handles: the hot path of a run, in the compiled extension (which
+also serves the batched entry of Python providers: see `providers`).
 
 `_compiled` (built from cpp/python/, an abi3 module) holds a `TteMethod*`
 per `MethodHandle` and runs it in one C call: inputs borrowed through the
@@ -58,6 +59,11 @@ def _require_compiled():
             "reinstall with: pip install --force-reinstall torch-tensorrt-executorch-runtime"
         )
     return _compiled
+
+
+def compiled():
+    """The compiled extension (raises PluginLoadError where it cannot be imported)."""
+    return _require_compiled()
 
 
 def _bind() -> None:
