@@ -1,21 +1,66 @@
 #!/usr/bin/env bash
 # Collect what scripts/gpu-check.sh needs on a GPU machine (Python 3.12, no
 # network) into one folder: wheels, test providers, GPU test binaries,
-# benchmark baselines and packed programs. Run after scripts/build.sh.
-# Usage: scripts/gpu-bundle.sh OUT_DIR [PYTHON_VERSION]   (default 3.12)
+# benchmark baselines and packed programs, and native/ for the native
+# TensorRT provider (its test binary and a program whose plan TensorRT must
+# refuse). Run after scripts/build.sh.
+#
+# --tensorrt-lean LEAN_DIR makes a bundle for the native provider only (its
+# wheels and native/, without the other GPU tests) and puts
+# tensorrt-lean-cu13-libs from PyPI (44 MB) in LEAN_DIR: one call to a GPU
+# machine carries at most 64 MiB with the working tree, so the two folders
+# travel in two calls (the machine keeps the first while it stays warm).
+# gpu-check.sh BUNDLE OUT LEAN_DIR then checks runtime creation, refusal of
+# unreadable plans and the provider tte-run and tte.load choose on their own.
+# Usage: scripts/gpu-bundle.sh [--tensorrt-lean LEAN_DIR] OUT_DIR [PYTHON_VERSION]   (default 3.12)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-out="${1:?usage: $0 OUT_DIR [PYTHON_VERSION]}"
+lean=""
+if [ "${1:-}" = "--tensorrt-lean" ]; then lean="${2:?--tensorrt-lean needs a folder}"; shift 2; fi
+out="${1:?usage: $0 [--tensorrt-lean LEAN_DIR] OUT_DIR [PYTHON_VERSION]}"
 pyver="${2:-3.12}"
 build=build/wheel/cpp
 py=.venv/bin/python
-rm -rf "$out"; mkdir -p "$out"/{whl,providers,bin,programs,cpp-fixtures}
+rm -rf "$out"; mkdir -p "$out"/{whl,providers,bin,programs,cpp-fixtures,native}
 [ -n "$(ls build/dist/*.whl 2>/dev/null)" ] || { echo "run scripts/build.sh first" >&2; exit 1; }
 cp build/dist/torch_tensorrt_executorch_runtime-*.whl "$out/whl/"
-$py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
-  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging
+download() {
+  local into="$1"; shift
+  $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    -d "$into" "$@"
+}
+if [ -n "$lean" ]; then
+  rm -rf "$lean"; mkdir -p "$lean"
+  download "$lean" "tensorrt-lean-cu13-libs>=11.1,<12"
+  download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers
+else
+  download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging
+fi
+
+# The native provider: its test binary (TensorRT is found at run time) and a
+# program whose engine is a TensorRT-looking plan no TensorRT can read.
+if [ -f "$build/libtte_provider_tensorrt.so" ]; then
+  strip -o "$out/native/test_native_tensorrt_provider" "$build/tests/test_native_tensorrt_provider"
+  $py - "$out/native/unreadable.plan" <<'PY'
+import random, sys
+plan = bytearray(random.Random(7).getrandbits(8) for _ in range(4096))
+plan[0:8] = b"ftrt" + bytes(4)       # TensorRT's plan tag, serialization version 0
+plan[24:28] = bytes([11, 1, 0, 0])   # "built by TensorRT 11.1.0"
+open(sys.argv[1], "wb").write(bytes(plan))
+PY
+  .venv/bin/torch-tensorrt-executorch pack "$out/native/unreadable.pte" --engine "$out/native/unreadable.plan" \
+    --input x:float32:2,4 --output y:float32:x:0,4 >/dev/null 2>&1
+  rm "$out/native/unreadable.plan"
+else
+  echo "[gpu-bundle] this build has no native TensorRT provider: native/ stays empty" >&2
+fi
+if [ -n "$lean" ]; then
+  du -sh "$out" "$lean"
+  exit 0
+fi
+
 for p in libtte_test_provider_host.so libtte_test_provider_cuda.so; do
   strip -o "$out/providers/$p" "$build/$p"
 done

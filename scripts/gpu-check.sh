@@ -6,9 +6,11 @@
 #   bin/        C++ GPU test binaries and tte-cuda-baselines
 #   programs/   .pte files from tests/gpu/make_gpu_programs.py
 #   cpp-fixtures/ the C++ tests' fixture programs
-#   native/     optional: the plugin built with the native TensorRT provider, its test, libnvinfer_lean
+#   native/     the native TensorRT provider's test binary and unreadable.pte
+# LEAN_DIR (gpu-bundle.sh --tensorrt-lean) holds tensorrt-lean-cu13-libs: installed
+# beside the package, where the native provider finds TensorRT's lean runtime.
 # The GPU machine needs no network and no build tools. Results go to OUT_DIR.
-# Usage: scripts/gpu-check.sh BUNDLE_DIR OUT_DIR
+# Usage: scripts/gpu-check.sh BUNDLE_DIR OUT_DIR [LEAN_DIR]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$(cd "${1:?usage: $0 BUNDLE_DIR OUT_DIR}" && pwd)"
@@ -19,7 +21,9 @@ py="${PYTHON:-python3}"
 status=0
 
 echo "[gpu-check] $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $($py --version)"
-$py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" "$bundle"/whl/*.whl || exit 1
+wheels=("$bundle"/whl/*.whl)
+[ -n "${3:-}" ] && wheels+=("$(cd "$3" && pwd)"/*.whl)
+$py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" "${wheels[@]}" || exit 1
 export PYTHONPATH="$site"
 export TTE_TEST_PROVIDER_DIR="$bundle/providers"
 export TTE_GPU_PROGRAMS="$bundle/programs"
@@ -27,6 +31,50 @@ libs="$site/torch_tensorrt_executorch_runtime/lib:$site/executorch/lib:$site/nvi
 
 echo "[gpu-check] doctor"
 $py -m torch_tensorrt_executorch_runtime doctor 2>&1 | tee "$out/doctor.log" || status=1
+
+native_check() {
+  local lean_lib
+  lean_lib="$(ls "$site"/tensorrt_lean_libs/libnvinfer_lean.so.* 2>/dev/null | head -1)"
+  echo "--- providers, as tte-run finds them with no options"
+  "$site/torch_tensorrt_executorch_runtime/bin/tte-run" --list-providers || return 1
+  echo "--- the provider test: runtime creation, unreadable plans refused (TensorRT: ${lean_lib:-none})"
+  LD_LIBRARY_PATH="$libs" TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY="$lean_lib" \
+    TTE_TEST_TENSORRT_LEAN_LIBRARY="$lean_lib" "$bundle/native/test_native_tensorrt_provider" || return 1
+  echo "--- tte-run, no options: the native provider is chosen and refuses the plan"
+  local ran
+  ran="$("$site/torch_tensorrt_executorch_runtime/bin/tte-run" "$bundle/native/unreadable.pte" 2>&1)"
+  echo "$ran"
+  if [ -n "$lean_lib" ]; then
+    grep -q "'tensorrt-native': TensorRT 11\.[0-9.]* (lean) could not deserialize" <<<"$ran" || return 1
+  fi
+  echo "--- tte.load with no options: the same"
+  $py - "$bundle/native/unreadable.pte" "$lean_lib" <<'PY' || return 1
+import sys
+import numpy
+import torch_tensorrt_executorch_runtime as tte
+from torch_tensorrt_executorch_runtime import _native
+from torch_tensorrt_executorch_runtime.errors import Error
+print("providers:", tte.providers.providers())
+print("tensorrt-native:", _native.provider_runtime("tensorrt-native"))
+try:
+    tte.load(sys.argv[1]).run([numpy.ones((2, 4), "float32")])
+    sys.exit("the unreadable plan ran")
+except Error as exc:
+    print(type(exc).__name__, exc)
+    if sys.argv[2] and "'tensorrt-native': TensorRT 11" not in str(exc):
+        sys.exit("the native provider did not refuse the plan with its TensorRT")
+PY
+}
+
+if [ -f "$bundle/native/test_native_tensorrt_provider" ]; then
+  echo "[gpu-check] native TensorRT provider"
+  native_check 2>&1 | tee "$out/native.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+if [ ! -d "$bundle/bin" ] || [ -z "$(ls "$bundle/bin" 2>/dev/null)" ]; then
+  echo "[gpu-check] done (native bundle), status $status"
+  exit $status
+fi
 
 echo "[gpu-check] C++ GPU tests"
 : > "$out/cpp-gpu-tests.log"
@@ -47,10 +95,5 @@ $py "$root/bench/bench_gpu.py" --programs "$bundle/programs" --providers "$bundl
   --out "$out/bench.json" 2>&1 | tee "$out/bench.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
-if [ -d "$bundle/native" ] && [ -x "$bundle/native/run.sh" ]; then
-  echo "[gpu-check] native TensorRT provider"
-  bash "$bundle/native/run.sh" "$out" 2>&1 | tail -n 60 | tee "$out/native.log"
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
-fi
 echo "[gpu-check] done, status $status"
 exit $status

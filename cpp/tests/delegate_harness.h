@@ -35,6 +35,22 @@ using executorch::aten::ScalarType;
 using ::executorch::runtime::etensor::TensorImpl;
 using Json = nlohmann::ordered_json;
 
+// ---- The registry these tests start from --------------------------------------
+
+// The plugin registers the native TensorRT provider when its library is
+// installed beside it (as in this build tree). Tests start from an empty
+// registry, so it is unregistered before any test runs; whether it was
+// registered is kept for the test that checks it.
+inline const bool kBundledNativeProviderWasRegistered = [] {
+  for (size_t i = 0; i < tte_num_engine_providers(); ++i) {
+    if (std::string(tte_engine_provider_name(i)) == "tensorrt-native") {
+      tte_unregister_engine_provider("tensorrt-native", nullptr);
+      return true;
+    }
+  }
+  return false;
+}();
+
 // ---- Blobs -----------------------------------------------------------------
 
 inline Json binding(const std::string& name, bool is_input) {
@@ -55,11 +71,14 @@ inline Json blob_metadata(const std::vector<std::string>& inputs,
               {"target_platform", "linux_x86_64"}};
 }
 
-// Header `<4sIIIQ8s`, JSON, zeros to 16 bytes, the plan.
-inline std::vector<uint8_t> make_blob(const Json& metadata, const std::string& plan) {
+// Header `<4sIIIQ8s`, JSON, zeros to 16 bytes, the plan. The magic is
+// upstream's choice (TR02 exactly when aliased_io is non-empty) unless given.
+inline std::vector<uint8_t> make_blob(const Json& metadata, const std::string& plan,
+                                      const char* magic = nullptr) {
   const std::string json = metadata.dump();
-  const char* magic = metadata.contains("aliased_io") && !metadata["aliased_io"].empty() ? "TR02"
-                                                                                         : "TR01";
+  if (magic == nullptr) {
+    magic = metadata.contains("aliased_io") && !metadata["aliased_io"].empty() ? "TR02" : "TR01";
+  }
   const size_t engine_offset = (32 + json.size() + 15) / 16 * 16;
   std::vector<uint8_t> blob(engine_offset + plan.size(), 0);
   auto put = [&](size_t offset, uint64_t value, int bytes) {
@@ -150,6 +169,10 @@ struct FakeEngineSpec {
   // Device providers: synchronize the stream inside enqueue, which breaks
   // CUDA-graph capture.
   bool sync_in_enqueue = false;
+  // Device providers: fail an enqueue under capture unless the engine's
+  // previous enqueue ran plainly with the same input shapes (TensorRT's
+  // first enqueue after a change does work a capture cannot hold).
+  bool require_warm_capture = false;
 };
 
 struct FakeProviderState {
@@ -158,11 +181,19 @@ struct FakeProviderState {
   int32_t capturable = 0;
   std::string reject;           // non-empty: NOT_ACCEPTED with this message
   std::string fail_deserialize;  // non-empty: RUNTIME with this message
+  // Non-zero: set_tensor_address refuses addresses not aligned to it, as
+  // TensorRT's does (256).
+  size_t require_alignment = 0;
+  // The answer of engine_capturable.
+  std::atomic<int> engine_capturable{1};
   std::atomic<int> deserializes{0}, destroys{0}, enqueues{0}, releases{0}, select_profiles{0};
   std::atomic<int> last_profile{-1};
   std::atomic<int> active{0}, max_active{0};
   std::atomic<int> max_in_flight_one_engine{0};
   TteEngineLoadOptions last_options{};
+  // The strings last_options pointed to, copied during deserialize.
+  std::vector<std::string> last_plugin_libraries;
+  std::string last_runtime_cache_path;
   std::atomic<void*> last_stream{nullptr};
   std::vector<void*> last_addresses;
   std::mutex mutex;
@@ -175,6 +206,10 @@ struct FakeEngine {
   std::vector<void*> addresses;
   int profile = 0;
   std::atomic<int> in_flight{0};
+  // The input shapes of the last plain (not captured) enqueue, and whether
+  // the last enqueue was one.
+  std::vector<std::vector<int64_t>> last_plain_shapes;
+  bool last_was_plain = false;
 };
 
 inline std::vector<FakeEngineSpec>& engine_specs() {
@@ -234,6 +269,14 @@ inline TteStatus deserialize(void* user_data, const void* plan, uint64_t size,
   {
     std::lock_guard<std::mutex> lock(state->mutex);
     state->last_options = *options;
+    state->last_plugin_libraries.clear();
+    for (int32_t i = 0; i < options->num_plugin_libraries; ++i) {
+      state->last_plugin_libraries.emplace_back(options->plugin_libraries[i]);
+    }
+    state->last_runtime_cache_path =
+        options->runtime_cache_path != nullptr ? options->runtime_cache_path : "";
+    state->last_options.plugin_libraries = nullptr;
+    state->last_options.runtime_cache_path = nullptr;
   }
   state->deserializes++;
   *out = reinterpret_cast<TteEngine*>(engine);
@@ -318,6 +361,11 @@ inline TteStatus get_output_shape(TteEngine* engine, int32_t index, int64_t* dim
 inline TteStatus set_tensor_address(TteEngine* engine, int32_t index, void* address,
                                     TteError* error) {
   if (address == nullptr) return fail(error, TTE_ERROR_INVALID_ARGUMENT, "NULL address");
+  const size_t alignment = E(engine)->provider->require_alignment;
+  if (alignment != 0 && reinterpret_cast<uintptr_t>(address) % alignment != 0) {
+    return fail(error, TTE_ERROR_INVALID_ARGUMENT,
+                "address not " + std::to_string(alignment) + "-byte aligned");
+  }
   E(engine)->addresses.at(index) = address;
   return TTE_OK;
 }
@@ -369,9 +417,22 @@ inline TteStatus enqueue(TteEngine* engine, void* stream, TteError* error) {
     state->last_addresses = e->addresses;
   }
   TteStatus status = TTE_OK;
-  if (!e->spec.fail_enqueue.empty()) {
+  bool capturing = false;
+  if (state->memory_kind == TTE_MEMORY_DEVICE) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    capturing = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture) == cudaSuccess &&
+                capture != cudaStreamCaptureStatusNone;
+    cudaGetLastError();
+  }
+  if (capturing && e->spec.require_warm_capture &&
+      !(e->last_was_plain && e->last_plain_shapes == e->shapes)) {
+    status = fail(error, TTE_ERROR_RUNTIME, "captured without a plain enqueue of these shapes first");
+  }
+  e->last_was_plain = !capturing;
+  if (!capturing) e->last_plain_shapes = e->shapes;
+  if (status == TTE_OK && !e->spec.fail_enqueue.empty()) {
     status = fail(error, TTE_ERROR_RUNTIME, e->spec.fail_enqueue);
-  } else {
+  } else if (status == TTE_OK) {
     std::vector<int32_t> ins, outs;
     for (int32_t i = 0; i < static_cast<int32_t>(e->spec.tensors.size()); ++i) {
       (e->spec.tensors[i].is_input ? ins : outs).push_back(i);
@@ -449,6 +510,11 @@ inline void destroy(TteEngine* engine) {
 
 inline void release(void* user_data) { static_cast<FakeProviderState*>(user_data)->releases++; }
 
+inline TteStatus engine_capturable(TteEngine* engine, void*, int32_t* out, TteError*) {
+  *out = E(engine)->provider->engine_capturable.load();
+  return TTE_OK;
+}
+
 }  // namespace fake_abi
 
 inline TteEngineProvider fake_provider_abi(FakeProviderState* state) {
@@ -471,6 +537,7 @@ inline TteEngineProvider fake_provider_abi(FakeProviderState* state) {
   p.set_tensor_address = &fake_abi::set_tensor_address;
   p.enqueue = &fake_abi::enqueue;
   p.destroy = &fake_abi::destroy;
+  p.engine_capturable = &fake_abi::engine_capturable;
   return p;
 }
 

@@ -207,11 +207,12 @@ TEST(BackendGpu, CudaGraphsReplayAndRecapture) {
     ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
     EXPECT_EQ(to_host(y_memory.get(), 32), iota(32, static_cast<float>(100 * call))) << call;
   }
-  // First call warms up, the second captures, the rest replay.
-  EXPECT_EQ(provider.state().enqueues.load(), 2);
+  // The first call runs plainly; the second runs plainly, synchronizes and
+  // captures (trtexec's order; the capture is not launched); the rest replay.
+  EXPECT_EQ(provider.state().enqueues.load(), 3);
   TteRuntimeStats s = stats();
   EXPECT_EQ(s.graph_captures, 1u);
-  EXPECT_EQ(s.graph_replays, 4u);
+  EXPECT_EQ(s.graph_replays, 3u);
 
   // A new shape is a new graph.
   OwnedTensor x2(ScalarType::Float, {2, 4}, -1, x_memory.get());
@@ -221,7 +222,94 @@ TEST(BackendGpu, CudaGraphsReplayAndRecapture) {
   }
   s = stats();
   EXPECT_EQ(s.graph_captures, 2u);
+  EXPECT_EQ(provider.state().enqueues.load(), 6);
+}
+
+// trtexec captures right after a plain enqueue and a synchronize
+// (NvInferRuntime.h:4272: a change takes effect "on the next call of
+// enqueueV3"). Other shapes in between must not become the warm-up.
+TEST(BackendGpu, CudaGraphCaptureFollowsAPlainEnqueueOfTheSameShapes) {
+  REQUIRE_GPU();
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE, TTE_PROVIDER_OTHER, /*capturable=*/1);
+  FakeEngineSpec spec;
+  spec.tensors = {input("x", {0, 4}, {8, 4}), output_like("y", 0)};
+  spec.op = Op::kCopy;
+  spec.require_warm_capture = true;
+  auto options = cuda_graphs_on();
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec)), {}, options.view()),
+            Error::Ok);
+  DeviceMemory x_memory(32 * sizeof(float));
+  DeviceMemory y_memory(32 * sizeof(float));
+  OwnedTensor big(ScalarType::Float, {8, 4}, -1, x_memory.get());
+  OwnedTensor small(ScalarType::Float, {2, 4}, -1, x_memory.get());
+  OwnedTensor y(ScalarType::Float, {8, 4}, -1, y_memory.get());
+  tte_reset_runtime_stats();
+  for (OwnedTensor* x : {&big, &small, &big, &small, &big, &small}) {
+    ASSERT_EQ(delegate.execute({x, &y}), Error::Ok);
+  }
+  const TteRuntimeStats s = stats();
+  EXPECT_EQ(s.graph_fallbacks, 0u) << "every capture followed its own plain enqueue";
+  EXPECT_EQ(s.graph_captures, 2u);
+  EXPECT_EQ(s.graph_replays, 2u);
+}
+
+TEST(BackendGpu, AnEngineThatSaysItCannotBeCapturedIsNot) {
+  REQUIRE_GPU();
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE, TTE_PROVIDER_OTHER, /*capturable=*/1);
+  provider.state().engine_capturable = 0;  // e.g. streaming its weights
+  auto options = cuda_graphs_on();
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(copy_blob(), {}, options.view()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {8, 4});
+  OwnedTensor y(ScalarType::Float, {8, 4});
+  tte_reset_runtime_stats();
+  for (int call = 0; call < 4; ++call) ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
   EXPECT_EQ(provider.state().enqueues.load(), 4);
+  EXPECT_EQ(stats().graph_captures, 0u);
+  EXPECT_EQ(stats().graph_fallbacks, 0u);
+}
+
+// enqueueV3 on the legacy default stream costs device-wide synchronizations
+// (NvInferRuntime.h:4639): a NULL caller stream runs on the handle's own.
+TEST(BackendGpu, ANullCallerStreamRunsOnTheHandlesOwnStream) {
+  REQUIRE_GPU();
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE);
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(copy_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {8, 4});
+  OwnedTensor y(ScalarType::Float, {8, 4});
+  x.fill(3);
+  for (void* legacy : {static_cast<void*>(nullptr), static_cast<void*>(cudaStreamLegacy)}) {
+    tte_set_thread_stream(legacy);
+    ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+    EXPECT_NE(provider.state().last_stream.load(), nullptr);
+    EXPECT_NE(provider.state().last_stream.load(), static_cast<void*>(cudaStreamLegacy));
+    EXPECT_EQ(y.data<float>()[31], 34.0f);
+  }
+  tte_clear_thread_stream();
+}
+
+// setTensorAddress: "The pointer must have at least 256-byte alignment"
+// (NvInferRuntime.h:4378); ExecuTorch plans device tensors 16-byte aligned.
+TEST(BackendGpu, MisalignedDeviceTensorsAreStaged) {
+  REQUIRE_GPU();
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE);
+  provider.state().require_alignment = 256;
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(copy_blob()), Error::Ok);
+  DeviceMemory arena(4096);
+  auto* x_data = static_cast<char*>(arena.get()) + 16;
+  auto* y_data = static_cast<char*>(arena.get()) + 1024 + 48;
+  to_device(x_data, iota(32, 5));
+  OwnedTensor x(ScalarType::Float, {8, 4}, -1, x_data);
+  OwnedTensor y(ScalarType::Float, {8, 4}, -1, y_data);
+  tte_reset_runtime_stats();
+  ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+  EXPECT_EQ(to_host(y_data, 32), iota(32, 5));
+  const TteRuntimeStats s = stats();
+  EXPECT_EQ(s.d2d_copies, 2u) << "in, and back out";
+  EXPECT_EQ(s.h2d_copies + s.d2h_copies, 0u);
 }
 
 TEST(BackendGpu, CudaGraphsOffForAnUncapturableProvider) {
@@ -386,12 +474,12 @@ TEST_F(CudaTestProvider, CudaGraphReplayEntersNoProvider) {
   TteTestProviderStats s{};
   s.struct_size = sizeof(s);
   read_stats(&s);
-  // Call 1 sets the shapes and enqueues (two calls), call 2 enqueues into the
-  // capture (one), calls 3 to 5 replay the graph (none).
-  EXPECT_EQ(stats().graph_replays, 4u);
-  EXPECT_EQ(s.executes, 3u);
+  // Call 1 sets the shapes and enqueues (two calls); call 2 enqueues, then
+  // again into the capture (two); calls 3 to 5 replay the graph (none).
+  EXPECT_EQ(stats().graph_replays, 3u);
+  EXPECT_EQ(s.executes, 4u);
   EXPECT_EQ(s.input_shapes_set, 1u);
-  EXPECT_EQ(s.enqueues, 2u);
+  EXPECT_EQ(s.enqueues, 3u);
 }
 
 }  // namespace

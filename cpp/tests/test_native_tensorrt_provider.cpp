@@ -1,15 +1,19 @@
-// The native TensorRT provider, compiled from its sources and linked against
-// the TensorRT library found at configure time (libnvinfer, or
-// libnvinfer_lean with TTE_TENSORRT_LEAN_ONLY), without the rest of the
-// plugin. The first group runs anywhere and shows that nothing reaches
-// TensorRT before it should; the GPU group skips without a CUDA device and
-// checks runtime creation and that plans TensorRT cannot read fail cleanly.
+// The native TensorRT provider, compiled from its sources without the rest of
+// the plugin. The first group runs anywhere: nothing reaches TensorRT before
+// it should, and the run-time search for the TensorRT library (order, version
+// checks, what it says when nothing is found) runs over stand-in libraries
+// built beside this test (fake_nvinfer.c). The GPU group skips without a CUDA
+// device and checks runtime creation and that plans TensorRT cannot read
+// fail cleanly, with whatever TensorRT the provider finds (set
+// TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY to choose one).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -20,8 +24,9 @@
 
 #include "native/data_types.h"
 #include "native/plan_header.h"
-#include "native/runtime_pool.h"
 #include "native/native_tensorrt_provider.h"
+#include "native/runtime_pool.h"
+#include "native/tensorrt_library.h"
 #include "plan_magic.h"
 
 namespace {
@@ -181,12 +186,191 @@ TEST(NativeTensorRtProvider, WithoutADeviceTensorRtIsNeverStarted) {
   EXPECT_EQ(tensorrt_log_lines(), 0u);
 }
 
-TEST(NativeTensorRtProvider, LoadedLibraryMatchesTheHeadersMajorVersion) {
-  const std::string header = tte::native::tensorrt_header_version();
-  const std::string library = tte::native::tensorrt_library_version();
-  EXPECT_EQ(header.rfind(std::to_string(NV_TENSORRT_MAJOR) + ".", 0), 0u) << header;
-  EXPECT_EQ(library.rfind(std::to_string(NV_TENSORRT_MAJOR) + ".", 0), 0u)
-      << "headers " << header << ", library " << library;
+TEST(NativeTensorRtProvider, DescribesTheRuntimeItWouldUse) {
+  ScopedProvider provider(&no_devices);
+  const TteEngineProvider& table = provider.table();
+  ASSERT_NE(table.describe_runtime, nullptr);
+  char text[TTE_ERROR_MESSAGE_CAPACITY] = {};
+  TteError error{};
+  ASSERT_EQ(table.describe_runtime(table.user_data, text, sizeof(text), &error), TTE_OK)
+      << error.message;
+  const tte::native::TensorRtLibrary& library = tte::native::TensorRtLibrary::get();
+  EXPECT_EQ(std::string(text), library.describe());
+  if (library.found()) {
+    EXPECT_TRUE(contains(text, library.path().c_str())) << text;
+  } else {
+    EXPECT_TRUE(contains(text, "pip install tensorrt-lean-cu13")) << text;
+  }
+  // Describing loads at most the library: no runtime, no device query.
+  EXPECT_EQ(g_device_count_calls, 0);
+  EXPECT_EQ(tensorrt_log_lines(), 0u);
+}
+
+// ---- The run-time search for the TensorRT library ---------------------------
+
+namespace fs = std::filesystem;
+
+// A pip-like site-packages in a fresh folder: the provider's own folder is
+// <site>/torch_tensorrt_executorch_runtime/lib/, the wheels' libraries go in
+// <site>/tensorrt_libs/ and <site>/tensorrt_lean_libs/.
+class FakeSite {
+ public:
+  FakeSite() {
+    static int counter = 0;
+    root_ = fs::temp_directory_path() /
+            ("tte_fake_site_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(root_);
+    fs::create_directories(own_folder());
+  }
+  ~FakeSite() { fs::remove_all(root_); }
+  FakeSite(const FakeSite&) = delete;
+  FakeSite& operator=(const FakeSite&) = delete;
+
+  fs::path own_folder() const { return root_ / "torch_tensorrt_executorch_runtime" / "lib"; }
+  std::string own() const { return own_folder().string() + "/"; }
+  // Copies the stand-in of `stub` to <site>/<folder>/<name>; a copy, so each
+  // is a file of its own for the loader.
+  std::string put(const char* stub, const std::string& folder, const std::string& name) const {
+    const fs::path dir = folder.empty() ? own_folder() : root_ / folder;
+    fs::create_directories(dir);
+    fs::copy_file(stub, dir / name, fs::copy_options::overwrite_existing);
+    return (dir / name).string();
+  }
+
+ private:
+  fs::path root_;
+};
+
+const std::string kFull = "libnvinfer.so." + std::to_string(NV_TENSORRT_MAJOR);
+const std::string kLean = "libnvinfer_lean.so." + std::to_string(NV_TENSORRT_MAJOR);
+
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+using tte::native::TensorRtLibrary;
+
+TEST(NativeTensorRtLibrary, DecodesVersionsAsTensorRtPacksThem) {
+  const auto v = tte::native::decode_tensorrt_version(110402);
+  EXPECT_EQ(v.major, 11);
+  EXPECT_EQ(v.minor, 4);
+  EXPECT_EQ(v.patch, 2);
+  EXPECT_EQ(v.text(), "11.4.2");
+  const auto built = tte::native::header_version();
+  EXPECT_EQ(tte::native::version_mismatch(built, built), "");
+  EXPECT_EQ(tte::native::version_mismatch({built.major, built.minor + 3, 0}, built), "");
+  EXPECT_NE(tte::native::version_mismatch({built.major - 1, 16, 1}, built).find("major"),
+            std::string::npos);
+}
+
+TEST(NativeTensorRtLibrary, PrefersThePipFullRuntimeThenLean) {
+  FakeSite site;
+  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  const std::string full = site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_EQ(fs::canonical(library.path()), fs::canonical(full));
+  EXPECT_FALSE(library.lean());
+  EXPECT_EQ(library.version().text(), "11.1.0");
+  EXPECT_TRUE(contains(library.describe().c_str(), "TensorRT 11.1.0 from")) << library.describe();
+}
+
+TEST(NativeTensorRtLibrary, TakesTheLeanRuntimeWhenItIsTheOnlyOne) {
+  FakeSite site;
+  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_TRUE(ends_with(library.path(), "tensorrt_lean_libs/" + kLean)) << library.path();
+  EXPECT_TRUE(library.lean());
+  EXPECT_TRUE(contains(library.describe().c_str(), "lean runtime")) << library.describe();
+}
+
+TEST(NativeTensorRtLibrary, FindsTheLibraryBesideItselfInACondaPrefix) {
+  FakeSite site;
+  site.put(TTE_FAKE_NVINFER_110400, "", kFull);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_EQ(library.path(), site.own() + kFull);
+}
+
+// TensorRT 10's ILogger has another layout: a provider built with 11's
+// headers must never hand it a logger.
+TEST(NativeTensorRtLibrary, RefusesAnotherMajorAndGoesOn) {
+  FakeSite site;
+  site.put(TTE_FAKE_NVINFER_100300, "tensorrt_libs", kFull);
+  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_TRUE(library.lean());
+  EXPECT_EQ(library.version().text(), "11.4.0");
+
+  FakeSite only_old;
+  only_old.put(TTE_FAKE_NVINFER_100300, "tensorrt_libs", kFull);
+  const TensorRtLibrary none = TensorRtLibrary::search("", only_old.own(), false);
+  EXPECT_FALSE(none.found());
+  EXPECT_TRUE(contains(none.why_not_found().c_str(), "it is TensorRT 10.3.0, and this provider needs TensorRT 11"))
+      << none.why_not_found();
+}
+
+// Classes gain virtual functions in minor releases: a library older than
+// the headers would be called past the end of its vtables.
+TEST(NativeTensorRtLibrary, RefusesAnOlderMinorThanTheHeaders) {
+  if (NV_TENSORRT_MINOR == 0) GTEST_SKIP() << "built against an x.0 header: no older minor";
+  FakeSite site;
+  site.put(TTE_FAKE_NVINFER_110000, "tensorrt_libs", kFull);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  EXPECT_FALSE(library.found());
+  EXPECT_TRUE(contains(library.why_not_found().c_str(), "older than the TensorRT")) << library.why_not_found();
+}
+
+TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
+  FakeSite site;
+  site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
+  const std::string chosen = site.put(TTE_FAKE_NVINFER_110400, "elsewhere", "libnvinfer_custom.so");
+  const TensorRtLibrary library = TensorRtLibrary::search(chosen, site.own(), false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_EQ(library.path(), chosen);
+
+  const TensorRtLibrary missing = TensorRtLibrary::search(site.own() + "nothing.so", site.own(), false);
+  EXPECT_FALSE(missing.found());
+  EXPECT_TRUE(contains(missing.why_not_found().c_str(), "does not exist")) << missing.why_not_found();
+  EXPECT_TRUE(contains(missing.why_not_found().c_str(), tte::native::kTensorRtLibraryEnv));
+}
+
+TEST(NativeTensorRtLibrary, SaysWhereItLookedAndWhatToInstall) {
+  FakeSite site;
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  EXPECT_FALSE(library.found());
+  const std::string why = library.why_not_found();
+  EXPECT_TRUE(contains(why.c_str(), "tensorrt_libs/")) << why;
+  EXPECT_TRUE(contains(why.c_str(), "tensorrt_lean_libs/")) << why;
+  EXPECT_TRUE(contains(why.c_str(), kLean.c_str())) << why;
+  EXPECT_TRUE(contains(why.c_str(), "pip install tensorrt-lean-cu13")) << why;
+  EXPECT_EQ(library.describe(), why);
+}
+
+TEST(NativeTensorRtLibrary, AFileThatIsNotTensorRtIsSkipped) {
+  FakeSite site;
+  // A library without TensorRT's symbols where libnvinfer should be.
+  site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
+  fs::resize_file(site.own_folder().parent_path().parent_path() / "tensorrt_libs" / kFull, 16);
+  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_TRUE(library.lean());
+}
+
+// A real lean runtime, when the test is pointed at one (scripts/test.sh does
+// where tensorrt-lean-cu13-libs is installed): loads without a GPU; no
+// runtime is created.
+TEST(NativeTensorRtLibrary, LoadsARealLeanRuntime) {
+  const char* lean = std::getenv("TTE_TEST_TENSORRT_LEAN_LIBRARY");
+  if (lean == nullptr || *lean == '\0') GTEST_SKIP() << "TTE_TEST_TENSORRT_LEAN_LIBRARY is not set";
+  const TensorRtLibrary library = TensorRtLibrary::search(lean, "", false);
+  ASSERT_TRUE(library.found()) << library.why_not_found();
+  EXPECT_TRUE(library.lean());
+  EXPECT_EQ(library.version().major, NV_TENSORRT_MAJOR);
+  std::printf("%s\n", library.describe().c_str());
 }
 
 TEST(NativeTensorRtProvider, DataTypesMapToExecuTorchScalarTypes) {
@@ -213,7 +397,7 @@ TEST(NativeTensorRtProvider, PlanHeaderNamesTheBuildingVersion) {
   ASSERT_TRUE(header.has_version);
   EXPECT_EQ(header.version[0], NV_TENSORRT_MAJOR);
   EXPECT_EQ(header.version[1], NV_TENSORRT_MINOR);
-  const std::string hint = tte::native::refusal_hint(header, "99.0.0");
+  const std::string hint = tte::native::refusal_hint(header, "99.0.0", false);
   EXPECT_NE(hint.find("TensorRT " + std::string(tte::native::tensorrt_header_version())),
             std::string::npos)
       << hint;
@@ -224,7 +408,7 @@ TEST(NativeTensorRtProvider, PlanHeaderNamesTheBuildingVersion) {
   const std::vector<uint8_t> other = bytes_of("not a plan at all, just text");
   const tte::native::PlanHeader none = tte::native::read_plan_header(other.data(), other.size());
   EXPECT_FALSE(none.has_tag);
-  EXPECT_NE(tte::native::refusal_hint(none, "11.4.0").find("not a TensorRT plan"),
+  EXPECT_NE(tte::native::refusal_hint(none, "11.4.0", true).find("not a TensorRT plan"),
             std::string::npos);
 }
 
@@ -233,6 +417,9 @@ class NativeTensorRtProviderGpu : public ::testing::Test {
   void SetUp() override {
     if (real_device_count() == 0) {
       GTEST_SKIP() << "no CUDA device: the TensorRT runtime cases need a GPU";
+    }
+    if (!tte::native::TensorRtLibrary::get().found()) {
+      GTEST_SKIP() << tte::native::TensorRtLibrary::get().why_not_found();
     }
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   }
@@ -250,9 +437,18 @@ TEST_F(NativeTensorRtProviderGpu, CreatesOneRuntimePerDevice) {
   EXPECT_EQ(first->device, 0);
   ASSERT_TRUE(pool.acquire(0, &second).ok());
   EXPECT_EQ(first.get(), second.get());
-#if defined(TTE_TENSORRT_LEAN_ONLY)
+  // Version-compatible plans need host code allowed (NvInferRuntime.h:2139,
+  // "The default value is false"), on the full runtime too.
+  ASSERT_TRUE(first->apply(tte::native::RuntimeSettings{}).ok());
   EXPECT_TRUE(first->runtime->getEngineHostCodeAllowed());
-#endif
+  tte::native::RuntimeSettings refuse;
+  refuse.host_code_allowed = false;
+  ASSERT_TRUE(first->apply(refuse).ok());
+  EXPECT_FALSE(first->runtime->getEngineHostCodeAllowed());
+  tte::native::RuntimeSettings dla;
+  dla.dla_core = first->runtime->getNbDLACores();
+  const tte::Status no_core = first->apply(dla);
+  EXPECT_EQ(no_core.code(), TTE_ERROR_INVALID_ARGUMENT) << no_core.message();
   std::shared_ptr<tte::native::DeviceRuntime> missing;
   const tte::Status past_end = pool.acquire(real_device_count(), &missing);
   EXPECT_EQ(past_end.code(), TTE_ERROR_INVALID_ARGUMENT);

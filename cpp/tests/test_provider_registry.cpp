@@ -189,5 +189,36 @@ TEST(ProviderLibrary, LoadsTheHostTestProvider) {
   EXPECT_EQ(tte_unregister_engine_provider("test-host", nullptr), TTE_OK);
 }
 
+// The native TensorRT provider's library, beside the plugin when this build
+// has TensorRT headers: registered by the plugin at load (the harness took it
+// out again, see delegate_harness.h), loadable like any provider library, and
+// able to say which TensorRT it would use without a GPU.
+TEST(BundledProviders, TheNativeProviderBesideThePluginIsRegistered) {
+  std::string folder = tte_library_path();
+  folder = folder.substr(0, folder.rfind('/') + 1);
+  const std::string path = folder + "libtte_provider_tensorrt.so";
+  TteError error{};
+  char* text = nullptr;
+  if (access(path.c_str(), F_OK) != 0) {
+    EXPECT_FALSE(kBundledNativeProviderWasRegistered);
+    EXPECT_EQ(tte_engine_provider_runtime("tensorrt-native", &text, &error), TTE_ERROR_NOT_FOUND);
+    EXPECT_NE(std::string(error.message).find("no native TensorRT provider"), std::string::npos)
+        << error.message;
+    GTEST_SKIP() << "this build has no native TensorRT provider (" << path << ")";
+  }
+  EXPECT_TRUE(kBundledNativeProviderWasRegistered);
+  ASSERT_EQ(tte_load_engine_provider_library(path.c_str(), TTE_PROVIDER_NATIVE, &error), TTE_OK)
+      << error.message;
+  EXPECT_EQ(registered_names(), std::vector<std::string>{"tensorrt-native"});
+  ASSERT_EQ(tte_engine_provider_runtime("tensorrt-native", &text, &error), TTE_OK) << error.message;
+  const std::string runtime = text;
+  tte_free_string(text);
+  // Either the TensorRT it found, or where it looked and what to install.
+  EXPECT_TRUE(runtime.find("TensorRT 1") == 0 || runtime.find("pip install tensorrt-lean-cu13") !=
+                                                     std::string::npos)
+      << runtime;
+  EXPECT_EQ(tte_unregister_engine_provider("tensorrt-native", nullptr), TTE_OK);
+}
+
 }  // namespace
 }  // namespace tte_test

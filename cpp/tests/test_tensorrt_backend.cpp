@@ -221,6 +221,60 @@ TEST_F(Backend, BindsByNameNotPosition) {
   EXPECT_EQ(y.data<float>()[0], 9.0f) << "argument 'b' must reach engine tensor 'b'";
 }
 
+// Upstream's reader takes io_bindings with inputs and outputs interleaved:
+// the delegate's arguments are the inputs in order, then the outputs.
+TEST_F(Backend, InterleavedBindingsGiveInputsThenOutputs) {
+  FakeEngineSpec spec;
+  spec.tensors = {static_input("a", {3}), static_input("b", {3}), fixed_output("y", {3})};
+  spec.op = Op::kSubtract;  // y = a - b
+  Json metadata = blob_metadata({}, {});
+  metadata["io_bindings"] = Json::array({binding("a", true), binding("y", false), binding("b", true)});
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(metadata, fake_plan(spec))), Error::Ok);
+  OwnedTensor a(ScalarType::Float, {3});
+  OwnedTensor b(ScalarType::Float, {3});
+  OwnedTensor y(ScalarType::Float, {3});
+  a.fill(10, 0);
+  b.fill(1, 0);
+  ASSERT_EQ(delegate.execute({&a, &b, &y}), Error::Ok);
+  EXPECT_EQ(y.data<float>()[0], 9.0f);
+}
+
+// Upstream's writer records device -1 for an engine exported without a
+// device index; it loads on the current device (0 here).
+TEST_F(Backend, DeviceIdMinusOneIsTheCurrentDevice) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob(/*device_id=*/-1)), Error::Ok);
+  std::lock_guard<std::mutex> lock(provider_.state().mutex);
+  EXPECT_EQ(provider_.state().last_options.device_id, 0);
+}
+
+// TensorRT's setTensorAddress: "The pointer must have at least 256-byte
+// alignment" (NvInferRuntime.h:4378). ExecuTorch plans tensors 16-byte
+// aligned and callers pass offset views: those are staged.
+TEST_F(Backend, MisalignedTensorsAreStagedToTheEnginesAlignment) {
+  provider_.state().require_alignment = 256;
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+  alignas(256) static float arena[4 * 64 + 64];
+  float* x_data = arena + 4;                  // 16 bytes past a 256-byte boundary
+  float* y_data = arena + 64 + 8;             // 32 bytes past one
+  OwnedTensor x(ScalarType::Float, {2, 4}, -1, x_data);
+  OwnedTensor y(ScalarType::Float, {2, 4}, -1, y_data);
+  x.fill(0);
+  ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(y_data[i], i + 1.0f) << "the staged output is copied back";
+  for (void* address : provider_.state().last_addresses) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(address) % 256, 0u);
+  }
+  // Aligned memory is bound as it is.
+  alignas(256) static float aligned_x[8], aligned_y[8];
+  OwnedTensor ax(ScalarType::Float, {2, 4}, -1, aligned_x);
+  OwnedTensor ay(ScalarType::Float, {2, 4}, -1, aligned_y);
+  ASSERT_EQ(delegate.execute({&ax, &ay}), Error::Ok);
+  EXPECT_EQ(provider_.state().last_addresses[0], static_cast<void*>(aligned_x));
+}
+
 TEST_F(Backend, UnicodeNamesBind) {
   FakeEngineSpec spec;
   spec.tensors = {static_input("入力.x", {2}), output_like("выход", 0)};
@@ -328,6 +382,20 @@ TEST_F(Backend, AliasedOutputsUpdateTheInputInPlace) {
   OwnedTensor shared(ScalarType::Float, {4}, -1, cache.data<float>());
   ASSERT_EQ(delegate.execute({&cache, &x, &shared, &y}), Error::Ok);
   EXPECT_EQ(cache.data<float>()[0], 4.0f);
+}
+
+// Upstream's reader honours aliased_io whatever the magic says.
+TEST_F(Backend, AliasesUnderTR01AreHonoured) {
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(kv_metadata(), fake_plan(kv_engine()), "TR01")), Error::Ok);
+  OwnedTensor cache(ScalarType::Float, {4});
+  OwnedTensor x(ScalarType::Float, {4});
+  OwnedTensor cache_out(ScalarType::Float, {4});
+  OwnedTensor y(ScalarType::Float, {4});
+  cache.fill(0, 0);
+  x.fill(1, 0);
+  ASSERT_EQ(delegate.execute({&cache, &x, &cache_out, &y}), Error::Ok);
+  EXPECT_EQ(cache.data<float>()[0], 1.0f);
 }
 
 TEST_F(Backend, KvCacheAliasMustBeTheEngines) {
@@ -513,6 +581,61 @@ TEST(BackendOptions, WeightStreamingBudget) {
     EXPECT_EQ(delegate.init(add_one_blob(), bad), Error::InvalidProgram);
     EXPECT_TRUE(contains(log.text(), "compile spec 'weight_streaming_budget'")) << log.text();
   }
+}
+
+// Upstream refuses them: the two values cannot both be meant.
+TEST(BackendOptions, TwoBudgetCompileSpecsAreRefused) {
+  FakeProvider provider("budgets");
+  CompileSpecs specs;
+  specs.entries = {{"weight_streaming_budget", "1024"}, {"weight_streaming_budget", "2048"}};
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(add_one_blob(), specs), Error::InvalidProgram);
+  EXPECT_TRUE(contains(log.text(), "two 'weight_streaming_budget' compile specs")) << log.text();
+  EXPECT_EQ(provider.state().deserializes.load(), 0);
+}
+
+// Upstream's rule: an empty string option sets nothing.
+TEST(BackendOptions, AnEmptyBudgetOptionLeavesTheCompileSpec) {
+  FakeProvider provider("empty-budget");
+  CompileSpecs specs;
+  specs.entries = {{"weight_streaming_budget", "1048576"}};
+  et::BackendOptions<2> options;
+  ASSERT_EQ(options.set_option("weight_streaming_budget", ""), Error::Ok);
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob(), specs, options.view()), Error::Ok);
+  std::lock_guard<std::mutex> lock(provider.state().mutex);
+  EXPECT_EQ(provider.state().last_options.has_weight_streaming_budget, 1);
+  EXPECT_EQ(provider.state().last_options.weight_streaming_budget, 1048576);
+}
+
+TEST(BackendOptions, EngineOptionsReachTheProvider) {
+  FakeProvider provider("engine-options");
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
+    std::lock_guard<std::mutex> lock(provider.state().mutex);
+    const TteEngineLoadOptions& last = provider.state().last_options;
+    EXPECT_EQ(last.refuse_engine_host_code, 0) << "host code is allowed unless refused";
+    EXPECT_EQ(last.has_dla_core, 0);
+    EXPECT_EQ(last.num_plugin_libraries, 0);
+    EXPECT_EQ(provider.state().last_runtime_cache_path, "");
+  }
+  et::BackendOptions<4> options;
+  ASSERT_EQ(options.set_option("engine_host_code_allowed", false), Error::Ok);
+  ASSERT_EQ(options.set_option("dla_core", 1), Error::Ok);
+  ASSERT_EQ(options.set_option("plugin_libraries", "/opt/a/libone.so:/opt/b/libtwo.so"), Error::Ok);
+  ASSERT_EQ(options.set_option("runtime_cache_path", "/var/cache/model.rtxcache"), Error::Ok);
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(add_one_blob(), {}, options.view()), Error::Ok);
+  std::lock_guard<std::mutex> lock(provider.state().mutex);
+  const TteEngineLoadOptions& last = provider.state().last_options;
+  EXPECT_EQ(last.refuse_engine_host_code, 1);
+  EXPECT_EQ(last.has_dla_core, 1);
+  EXPECT_EQ(last.dla_core, 1);
+  EXPECT_EQ(provider.state().last_plugin_libraries,
+            (std::vector<std::string>{"/opt/a/libone.so", "/opt/b/libtwo.so"}));
+  EXPECT_EQ(provider.state().last_runtime_cache_path, "/var/cache/model.rtxcache");
 }
 
 TEST(BackendOptions, WrongTypesAreRefused) {

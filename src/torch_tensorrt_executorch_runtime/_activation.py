@@ -59,9 +59,14 @@ def _check_registration() -> None:
 
 
 def _register_tensorrt_provider() -> str:
-    if NATIVE_PROVIDER in _native.provider_names():
-        return NATIVE_PROVIDER
-    return tensorrt_python.register()
+    """The plugin registers the native provider itself when its library is installed; the Python
+    provider joins it for TensorRT-RTX and other Python-only runtimes when one is installed, and stands
+    in for it (saying what to install) when the wheel has none. Returns the provider tried first."""
+    if NATIVE_PROVIDER not in _native.provider_names():
+        return tensorrt_python.register()
+    if tensorrt_python.installed_modules():
+        tensorrt_python.register()
+    return NATIVE_PROVIDER
 
 
 def activate() -> None:
@@ -102,7 +107,7 @@ def activation_error() -> DelegateCompatibilityError | None:
 
 
 def tensorrt_provider() -> str | None:
-    """Name of the TensorRT provider registered at activation."""
+    """Name of the TensorRT provider tried first (registered at activation)."""
     return _tensorrt_provider
 
 

@@ -201,6 +201,7 @@ def test_python_provider_gets_shapes_and_addresses_only_when_they_change(tte, sc
         np.testing.assert_array_equal(y, x4 * 2)
         assert engine.calls["set_input_shape"] == 2 and engine.calls["get_output_shape"] == 2
         assert engine.calls["enqueue"] == 4
+        addresses = engine.calls["set_tensor_address"]  # staging may have grown for the larger shape
         # After a failed enqueue the backend sends the shapes again; the addresses the
         # engine took before the failure are not sent twice.
         engine.fail_next_enqueue = True
@@ -208,7 +209,9 @@ def test_python_provider_gets_shapes_and_addresses_only_when_they_change(tte, sc
             program.forward(x4)
         (y,) = program.forward(x4)
         np.testing.assert_array_equal(y, x4 * 2)
-        assert engine.calls == {"set_input_shape": 3, "get_output_shape": 3, "set_tensor_address": 2, "enqueue": 6}
+        assert engine.calls == {
+            "set_input_shape": 3, "get_output_shape": 3, "set_tensor_address": addresses, "enqueue": 6,
+        }
         program.close()
     finally:
         tte.unregister_provider("py-scale-count")
@@ -274,7 +277,8 @@ def test_not_accepted_passes_the_plan_on(run_python, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
-    assert lines[0].index("tensorrt-python") < lines[0].index("refuser") < lines[0].index("taker")
+    # The TensorRT provider the package registered (native, when installed) comes first.
+    assert lines[0].index("tensorrt-") < lines[0].index("refuser") < lines[0].index("taker")
     assert lines[-1] == "[1.0, 2.0, 3.0] taker"
 
 
@@ -293,5 +297,5 @@ def test_provider_library_registration(run_python, host_library):
     assert result.returncode == 0, result.stderr
     added, names, again = result.stdout.strip().splitlines()
     assert added == "['test-host']"
-    assert names == "['tensorrt-python', 'test-host']"
+    assert names in ("['tensorrt-native', 'test-host']", "['tensorrt-python', 'test-host']")
     assert again.startswith("again:")

@@ -3,8 +3,11 @@
 No TensorRT can run here, so these tests give the provider a module with
 TensorRT's Python API surface (Runtime, ICudaEngine, IExecutionContext,
 ILogger) and check what the provider asks of it: module order and override,
-no runtime without a CUDA device, host code for lean/dispatch, dtype mapping,
-profiles, shapes, addresses, enqueue, aliasing, weight streaming, errors.
+no runtime without a CUDA device, engine host code, dtype mapping, what the
+backend cannot bind (formats, locations, data-dependent outputs,
+capabilities), one context per profile, shapes, addresses, enqueue,
+aliasing, weight streaming, capture, DLA, plugins, the TensorRT-RTX runtime
+cache, errors. Each rule cites the TensorRT header line it follows.
 """
 
 from __future__ import annotations
@@ -56,12 +59,57 @@ class Severity(enum.Enum):
     VERBOSE = 4
 
 
-def make_module(name: str, tensors=None, *, deserialize_ok=True, aliased=None, streamable=0):
-    """A module with the parts of TensorRT's Python API the provider uses."""
+class TensorFormat(enum.Enum):
+    LINEAR = 0
+    CHW4 = 2
+
+
+class TensorLocation(enum.Enum):
+    DEVICE = 0
+    HOST = 1
+
+
+class EngineCapability(enum.Enum):
+    STANDARD = 0
+    SAFETY = 1
+
+
+def make_module(
+    name: str,
+    tensors=None,
+    *,
+    deserialize_ok=True,
+    aliased=None,
+    streamable=0,
+    formats=None,
+    locations=None,
+    vectorized=None,
+    dynamic_outputs=(),
+    capability=None,
+    dla_cores=0,
+    budget_accepted=True,
+    stream_capturable=None,
+    runtime_cache=False,
+    plugins=False,
+):
+    """A module with the parts of TensorRT's Python API the provider uses.
+
+    formats: tensor -> TensorFormat (adds TensorFormat, as the full module has);
+    locations: tensor -> TensorLocation; vectorized: tensor -> vectorized dim
+    (lean-style modules without TensorFormat); dynamic_outputs: outputs whose
+    shape stays unknown; stream_capturable: TensorRT-RTX's answer.
+    """
     module = types.ModuleType(name)
     module.__version__ = "11.1.0"
     module.calls = []
     module.TensorIOMode = TensorIOMode
+    module.TensorLocation = TensorLocation
+    if formats is not None:
+        module.TensorFormat = TensorFormat
+    if capability is not None:
+        module.EngineCapability = EngineCapability
+    if plugins:
+        module.init_libnvinfer_plugins = lambda logger, namespace: module.calls.append(("init_plugins", namespace)) or True
     tensors = tensors or [
         ("x", TensorIOMode.INPUT, DataType.FLOAT, (-1, 4), [((1, 4), (2, 4), (8, 4))]),
         ("y", TensorIOMode.OUTPUT, DataType.FLOAT, (-1, 4), None),
@@ -72,31 +120,39 @@ def make_module(name: str, tensors=None, *, deserialize_ok=True, aliased=None, s
             pass
 
     class Context:
-        def __init__(self):
+        def __init__(self, index):
             self.shapes = {}
+            self.index = index
 
         def set_input_shape(self, tensor, shape):
             module.calls.append(("set_input_shape", tensor, tuple(shape)))
-            if shape[0] > 8:
+            if tensor == "x" and shape[0] > 8:
                 module.logger.log(Severity.ERROR, f"shape {tuple(shape)} is outside profile 0")
                 return False
             self.shapes[tensor] = tuple(shape)
             return True
 
         def get_tensor_shape(self, tensor):
+            if tensor in dynamic_outputs:
+                return (-1, 4)
             return self.shapes.get("x", (1, 4))
 
         def set_tensor_address(self, tensor, address):
-            module.calls.append(("set_tensor_address", tensor, address))
+            module.calls.append(("set_tensor_address", self.index, tensor, address))
             return True
 
         def set_optimization_profile_async(self, profile, stream):
-            module.calls.append(("set_optimization_profile_async", profile, stream))
-            return profile < 2
+            module.calls.append(("set_optimization_profile_async", self.index, profile, stream))
+            if profile >= 2:
+                raise RuntimeError("profile out of range")
+            return True
 
         def execute_async_v3(self, stream):
-            module.calls.append(("execute_async_v3", stream))
+            module.calls.append(("execute_async_v3", self.index, stream))
             return stream != 0xBAD
+
+    if stream_capturable is not None:
+        Context.is_stream_capturable = lambda self, stream: stream_capturable
 
     class Engine:
         num_io_tensors = len(tensors)
@@ -104,7 +160,32 @@ def make_module(name: str, tensors=None, *, deserialize_ok=True, aliased=None, s
         streamable_weights_size = streamable
 
         def __init__(self):
-            self.weight_streaming_budget_v2 = None
+            self._budget = streamable or None  # TensorRT's default: everything resident
+            self.contexts = 0
+            if capability is not None:
+                self.engine_capability = capability
+
+        # The binding's setter drops TensorRT's answer; reading back shows it.
+        @property
+        def weight_streaming_budget_v2(self):
+            return self._budget
+
+        @weight_streaming_budget_v2.setter
+        def weight_streaming_budget_v2(self, value):
+            module.calls.append(("set_budget", value))
+            if budget_accepted or value == 0:
+                self._budget = value
+
+        def get_weight_streaming_automatic_budget(self):
+            return streamable // 2
+
+        def get_tensor_location(self, name):
+            return (locations or {}).get(name, TensorLocation.DEVICE)
+
+        def get_tensor_format_desc(self, name, profile):
+            if formats is not None and (formats.get(name, TensorFormat.LINEAR) != TensorFormat.LINEAR):
+                return "Four wide channel vectorized row major FP32 format"
+            return "Row-major linear FP32 format"
 
         def get_tensor_name(self, index):
             return tensors[index][0]
@@ -127,12 +208,49 @@ def make_module(name: str, tensors=None, *, deserialize_ok=True, aliased=None, s
         def is_shape_inference_io(self, name):
             return False
 
-        def create_execution_context(self):
-            module.calls.append(("create_execution_context", self.weight_streaming_budget_v2))
-            return Context()
+        def create_execution_context(self, config=None):
+            module.calls.append(("create_execution_context", self._budget, config))
+            self.contexts += 1
+            return Context(self.contexts - 1)
 
     if aliased is not None:
         Engine.get_aliased_input_tensor = lambda self, name: aliased.get(name)
+    if formats is not None:
+        Engine.get_tensor_format = lambda self, name, profile: formats.get(name, TensorFormat.LINEAR)
+    if vectorized is not None:
+        Engine.get_tensor_vectorized_dim = lambda self, name, profile: vectorized.get(name, -1)
+        Engine.get_tensor_components_per_element = lambda self, name, profile: 1
+
+    class RuntimeCache:
+        def __init__(self):
+            self.data = b""
+
+        def deserialize(self, data):
+            module.calls.append(("cache_deserialize", bytes(data)))
+            self.data = bytes(data)
+            return True
+
+        def serialize(self):
+            return self.data + b"+more kernels"
+
+    class RuntimeConfig:
+        def __init__(self):
+            self.cache = None
+
+        def create_runtime_cache(self):
+            return RuntimeCache()
+
+        def set_runtime_cache(self, cache):
+            self.cache = cache
+            return True
+
+    if runtime_cache:
+        Engine.create_runtime_config = lambda self: RuntimeConfig()
+
+    class PluginRegistry:
+        def load_library(self, path):
+            module.calls.append(("load_library", path))
+            return None if "missing" in path else object()
 
     class Runtime:
         created = 0
@@ -141,7 +259,13 @@ def make_module(name: str, tensors=None, *, deserialize_ok=True, aliased=None, s
             Runtime.created += 1
             module.logger = logger
             self.engine_host_code_allowed = False
+            self.num_DLA_cores = dla_cores
+            self.DLA_core = -1
+            self.registry = PluginRegistry()
             module.runtime = self
+
+        def get_plugin_registry(self):
+            return self.registry
 
         def deserialize_cuda_engine(self, plan):
             module.calls.append(("deserialize_cuda_engine", bytes(plan)))
@@ -169,8 +293,13 @@ def install(monkeypatch):
     return put
 
 
-def options(device_id=0, budget=None):
-    return EngineLoadOptions(device_id=device_id, weight_streaming_budget=budget)
+def options(device_id=0, budget=None, **fields):
+    return EngineLoadOptions(device_id=device_id, weight_streaming_budget=budget, **fields)
+
+
+def load(module_name="tensorrt", **fields):
+    provider = TensorRTProvider([module_name], device_count=lambda: 1, synchronize=lambda: None)
+    return provider.deserialize(memoryview(PLAN), 0, options(**fields))
 
 
 def test_no_cuda_device_never_creates_a_runtime(install):
@@ -238,12 +367,24 @@ def test_deserialize_failure_says_why(install):
         provider.deserialize(memoryview(PLAN), 0, options())
 
 
-def test_lean_and_dispatch_allow_engine_host_code(install):
+# Version-compatible plans embed the lean runtime as host code, which
+# TensorRT runs only when allowed (NvInferRuntime.h:2139, default false);
+# trtexec and Polygraphy allow it on every runtime, the full one included.
+def test_every_runtime_allows_engine_host_code_unless_refused(install):
     lean, full = install(make_module("tensorrt_lean"), make_module("tensorrt"))
-    TensorRTProvider(["tensorrt_lean"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options())
+    load("tensorrt_lean")
     assert lean.runtime.engine_host_code_allowed is True
-    TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options())
-    assert full.runtime.engine_host_code_allowed is False
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1, synchronize=lambda: None)
+    provider.deserialize(memoryview(PLAN), 0, options())
+    assert full.runtime.engine_host_code_allowed is True
+    provider.deserialize(memoryview(PLAN), 0, options(engine_host_code_allowed=False))
+    assert full.runtime.engine_host_code_allowed is False, "the same runtime refuses it for this load"
+
+
+def test_refused_host_code_is_named_when_deserialize_fails(install):
+    install(make_module("tensorrt", deserialize_ok=False))
+    with pytest.raises(ExecutionError, match="engine_host_code_allowed=False"):
+        load(engine_host_code_allowed=False)
 
 
 def test_one_runtime_per_module_and_device(install):
@@ -264,7 +405,7 @@ def test_engine_describes_its_tensors(install):
         ("q", TensorIOMode.OUTPUT, DataType.FP8, (2,), None),
     ]
     install(make_module("tensorrt", tensors, aliased={"out": "cache", "mask": ""}))
-    engine = TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options())
+    engine = load()
     described = [(t.name, t.is_input, t.dtype, t.rank, t.aliased_input) for t in engine.io_tensors]
     assert described == [
         ("cache", True, "float16", 2, None),
@@ -282,21 +423,30 @@ def test_unsupported_dtype_is_refused(install):
     tensors = [("w", TensorIOMode.INPUT, DataType.INT4, (4,), [((4,), (4,), (4,))])]
     install(make_module("tensorrt", tensors))
     with pytest.raises(NotSupportedError, match="INT4"):
-        TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options())
+        load()
 
 
-def test_shapes_addresses_and_enqueue(install):
+# One context per profile, switched once at load: a switch "will trigger
+# layer resource updates on the next call of enqueueV3"
+# (NvInferRuntime.h:4272), which a CUDA-graph replay never makes.
+def test_shapes_addresses_and_enqueue_on_the_profiles_own_context(install):
     (trt,) = install(make_module("tensorrt"))
-    engine = TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options())
+    engine = load()
+    assert [c for c in trt.calls if c[0] == "set_optimization_profile_async"] == [
+        ("set_optimization_profile_async", 1, 1, 0)
+    ], "context 1 is switched to profile 1 once, at load"
+    trt.calls.clear()
     engine.select_profile(1, 77)
     engine.set_input_shape("x", (3, 4))
     assert engine.get_output_shape("y") == (3, 4)
     engine.set_tensor_address("x", 0x1000)
     engine.set_tensor_address("y", 0x2000)
     engine.enqueue(0x5000)
-    assert ("set_optimization_profile_async", 1, 77) in trt.calls
-    assert ("set_tensor_address", "y", 0x2000) in trt.calls
-    assert trt.calls[-1] == ("execute_async_v3", 0x5000)
+    engine.select_profile(0, 77)
+    engine.enqueue(0x5000)
+    assert not [c for c in trt.calls if c[0] == "set_optimization_profile_async"], "no switch at call time"
+    assert ("set_tensor_address", 1, "y", 0x2000) in trt.calls
+    assert trt.calls[-2:] == [("execute_async_v3", 1, 0x5000), ("execute_async_v3", 0, 0x5000)]
     with pytest.raises(InvalidArgumentError, match="profile 5"):
         engine.select_profile(5, 0)
     with pytest.raises(InvalidArgumentError, match=r"\[9, 4\].*outside profile"):
@@ -305,20 +455,123 @@ def test_shapes_addresses_and_enqueue(install):
         engine.enqueue(0xBAD)
 
 
+# The native provider's rules (NvInferRuntime.h:3677,3716): an explicit
+# budget clamped to the streamable size, TensorRT's automatic budget when
+# none is asked, read back because the binding drops the setter's answer.
 def test_weight_streaming_budget(install):
     (trt,) = install(make_module("tensorrt", streamable=1 << 20))
-    engine = TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(
-        memoryview(PLAN), 0, options(budget=4096)
-    )
-    assert ("create_execution_context", 4096) in trt.calls
+    engine = load(budget=4096)
+    assert ("create_execution_context", 4096, None) in trt.calls
     assert engine._engine.weight_streaming_budget_v2 == 4096
+    assert engine.streams_weights
+
+
+def test_weight_streaming_clamps_and_defaults_to_the_automatic_budget(install):
+    (trt,) = install(make_module("tensorrt", streamable=1 << 20))
+    assert load(budget=1 << 40)._engine.weight_streaming_budget_v2 == 1 << 20
+    assert not load(budget=1 << 40).streams_weights, "a budget of everything streams nothing"
+    assert load()._engine.weight_streaming_budget_v2 == 1 << 19, "automatic budget without a request"
+
+
+def test_weight_streaming_refused_budgets(install):
+    install(make_module("tensorrt", streamable=1 << 20, budget_accepted=False))
+    with pytest.raises(ExecutionError, match="refused a weight streaming budget of 4096"):
+        load(budget=4096)
+    # The automatic budget refused: everything streams (budget 0), as native.
+    assert load()._engine.weight_streaming_budget_v2 == 0
 
 
 def test_weight_streaming_ignored_for_non_streaming_engines(install, caplog):
     (trt,) = install(make_module("tensorrt", streamable=0))
-    TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options(budget=4096))
-    assert ("create_execution_context", None) in trt.calls
+    load(budget=4096)
+    assert not [c for c in trt.calls if c[0] == "set_budget"]
     assert "not built with weight streaming" in caplog.text
+
+
+# enqueueV3 "will become synchronous, and the graph will not be capturable"
+# while weights stream (NvInferRuntime.h:4642); TensorRT-RTX answers per
+# context and stream.
+def test_capturable(install):
+    install(make_module("tensorrt", streamable=1 << 20))
+    assert load(budget=0).capturable(7) is False
+    assert load(budget=1 << 20).capturable(7) is True
+    install(make_module("tensorrt_rtx", stream_capturable=False))
+    assert load("tensorrt_rtx").capturable(7) is False
+
+
+# What the backend cannot bind is refused at load, as the native provider
+# does: vectorized or channel-last formats (NvInferRuntime.h:1421, kLINEAR
+# only), host-memory tensors (getTensorLocation, :3105), outputs whose shape
+# depends on data (getTensorShape -1 after every input is set, :4139).
+def test_non_linear_formats_are_refused(install):
+    install(make_module("tensorrt", formats={"x": TensorFormat.CHW4}))
+    with pytest.raises(NotSupportedError, match="'x' uses TensorRT format 'Four wide channel vectorized"):
+        load()
+    install(make_module("tensorrt", formats={}))
+    load()
+
+
+def test_vectorized_formats_are_refused_without_the_format_enum(install):
+    install(make_module("tensorrt_lean", vectorized={"y": 1}))
+    with pytest.raises(NotSupportedError, match="'y' uses TensorRT format"):
+        load("tensorrt_lean")
+
+
+def test_host_memory_tensors_are_refused(install):
+    install(make_module("tensorrt", locations={"x": TensorLocation.HOST}))
+    with pytest.raises(NotSupportedError, match="'x' lives in host memory"):
+        load()
+
+
+def test_data_dependent_outputs_are_refused(install):
+    install(make_module("tensorrt", dynamic_outputs=("y",)))
+    with pytest.raises(NotSupportedError, match="'y' has a data-dependent shape"):
+        load()
+
+
+def test_safety_engines_are_refused(install):
+    install(make_module("tensorrt", capability=EngineCapability.SAFETY))
+    with pytest.raises(NotSupportedError, match="EngineCapability SAFETY"):
+        load()
+    install(make_module("tensorrt", capability=EngineCapability.STANDARD))
+    load()
+
+
+# setDLACore (NvInferRuntime.h:1877) does nothing when the core does not
+# exist: refused instead.
+def test_dla_core(install):
+    (trt,) = install(make_module("tensorrt", dla_cores=2))
+    load(dla_core=1)
+    assert trt.runtime.DLA_core == 1
+    with pytest.raises(InvalidArgumentError, match="dla_core=2: this device has 2 DLA core"):
+        load(dla_core=2)
+
+
+def test_plugin_libraries_load_once_per_runtime(install):
+    (trt,) = install(make_module("tensorrt", plugins=True))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1, synchronize=lambda: None)
+    for _ in range(2):
+        provider.deserialize(memoryview(PLAN), 0, options(plugin_libraries=("/opt/p/libmine.so",)))
+    assert trt.calls.count(("load_library", "/opt/p/libmine.so")) == 1
+    assert trt.calls.count(("init_plugins", "")) == 1, "TensorRT's own plugins, once per module"
+    with pytest.raises(InvalidArgumentError, match="could not load plugin library '/missing.so'"):
+        provider.deserialize(memoryview(PLAN), 0, options(plugin_libraries=("/missing.so",)))
+
+
+# TensorRT-RTX compiles kernels at load; its runtime cache keeps them
+# between processes: read when the engine loads, written (atomically) when
+# it closes.
+def test_runtime_cache_is_read_and_written(install, tmp_path):
+    (rtx,) = install(make_module("tensorrt_rtx", runtime_cache=True))
+    path = tmp_path / "model.rtxcache"
+    engine = load("tensorrt_rtx", runtime_cache_path=str(path))
+    assert all(c[2] is not None for c in rtx.calls if c[0] == "create_execution_context")
+    engine.close()
+    assert path.read_bytes() == b"+more kernels"
+    load("tensorrt_rtx", runtime_cache_path=str(path)).close()
+    assert ("cache_deserialize", b"+more kernels") in rtx.calls
+    assert path.read_bytes() == b"+more kernels+more kernels"
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 def test_nvtx_switch(install, monkeypatch):
@@ -333,7 +586,7 @@ def test_nvtx_switch(install, monkeypatch):
             return contextlib.nullcontext()
 
     monkeypatch.setitem(sys.modules, "nvtx", FakeNvtx("nvtx"))
-    engine = TensorRTProvider(["tensorrt"], device_count=lambda: 1).deserialize(memoryview(PLAN), 0, options())
+    engine = load()
     tensorrt_python.set_nvtx_enabled(True)
     try:
         engine.enqueue(1)
@@ -346,6 +599,8 @@ def test_nvtx_switch(install, monkeypatch):
 def test_registered_at_import(tte):
     names = tte.providers.providers()
     if "tensorrt-native" in names:
-        assert "tensorrt-python" not in names
+        # Joined by the Python provider only where a TensorRT module is installed.
+        assert ("tensorrt-python" in names) == bool(tensorrt_python.installed_modules())
+        assert names.index("tensorrt-native") == 0
     else:
         assert "tensorrt-python" in names

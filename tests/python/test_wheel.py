@@ -97,12 +97,27 @@ def test_contents(names):
         ).decode()
 
 
+NATIVE_PROVIDER = f"{PACKAGE}/lib/libtte_provider_tensorrt.so"
+# The headers the wheel build finds on its own (cmake/TteNativeProvider.cmake).
+HEADERS_BESIDE_CHECKOUT = Path(__file__).resolve().parents[2].parent / "shared/sdk/tensorrt-11.1/include/NvInferRuntime.h"
+
+
+def test_native_provider_ships_where_tensorrt_headers_were_found(names):
+    if not (HEADERS_BESIDE_CHECKOUT.exists() or os.environ.get("TensorRT_ROOT")):
+        pytest.skip("no TensorRT headers for the wheel build: it has no native provider")
+    assert NATIVE_PROVIDER in names
+
+
 def _dynamic(path: Path) -> str:
     return subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("binary", ["lib/libexecutorch_backend_tensorrt.so", "bin/tte-run"])
+@pytest.mark.parametrize(
+    "binary", ["lib/libexecutorch_backend_tensorrt.so", "bin/tte-run", "lib/libtte_provider_tensorrt.so"]
+)
 def test_runpath_is_origin_relative(unpacked, binary):
+    if not (unpacked / PACKAGE / binary).exists():
+        pytest.skip(f"{binary} is not in this wheel")
     dynamic = _dynamic(unpacked / PACKAGE / binary)
     assert "(RPATH)" not in dynamic, "DT_RPATH found; only DT_RUNPATH is allowed"
     (runpath,) = re.findall(r"\(RUNPATH\)\s+Library runpath: \[(.*)\]", dynamic)
@@ -112,10 +127,13 @@ def test_runpath_is_origin_relative(unpacked, binary):
     assert not [n for n in needed if n.startswith(("libpython", "libtorch", "libc10", "libnvinfer"))], needed
 
 
-def test_plugin_needs_only_dependency_and_system_libraries(unpacked):
-    needed = re.findall(
-        r"\(NEEDED\)\s+Shared library: \[(.*)\]", _dynamic(unpacked / PACKAGE / "lib/libexecutorch_backend_tensorrt.so")
-    )
+# The native provider finds TensorRT at run time: no NEEDED entry on
+# libnvinfer*, so the wheel loads where TensorRT is not installed.
+@pytest.mark.parametrize("binary", ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt.so"])
+def test_libraries_need_only_dependency_and_system_libraries(unpacked, binary):
+    if not (unpacked / PACKAGE / binary).exists():
+        pytest.skip(f"{binary} is not in this wheel")
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]", _dynamic(unpacked / PACKAGE / binary))
     system = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "libstdc++.so", "libgcc_s.so", "librt.so", "ld-linux")
     unexpected = [n for n in needed if n not in DEPENDENCY_LIBRARIES and not n.startswith(system)]
     assert not unexpected, unexpected
@@ -186,6 +204,27 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     )
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "installation is sound" in doctor.stdout
+    if not list((venv / "lib").glob("python*/site-packages/" + NATIVE_PROVIDER)):
+        return
+    # With TensorRT's lean runtime installed from PyPI, the native provider
+    # finds it beside the package, in Python and in tte-run alike (loading
+    # the library needs no GPU; no runtime is created).
+    lean = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "tensorrt-lean-cu13-libs>=11.1,<12"],
+        capture_output=True, text=True, timeout=3600, env=clean_env,
+    )
+    assert lean.returncode == 0, lean.stdout + lean.stderr
+    runtime = subprocess.run(
+        [str(python), "-c", "from torch_tensorrt_executorch_runtime import _native, _activation;"
+         "_activation.activate(); print(_native.provider_runtime('tensorrt-native'))"],
+        capture_output=True, text=True, env=clean_env, cwd=tmp_path,
+    )
+    assert runtime.returncode == 0, runtime.stderr
+    assert re.match(r"TensorRT 11\.\d+\.\d+ lean runtime from .*/tensorrt_lean_libs/libnvinfer_lean\.so\.11", runtime.stdout), runtime.stdout
+    (tte_run,) = (venv / "lib").glob(f"python*/site-packages/{PACKAGE}/bin/tte-run")
+    listed = subprocess.run([str(tte_run), "--list-providers"], capture_output=True, text=True, env=clean_env)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("tensorrt-native: TensorRT 11."), listed.stdout
 
 
 def test_relocated_install_finds_executorch_through_python(tmp_path):

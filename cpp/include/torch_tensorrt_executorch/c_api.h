@@ -102,6 +102,14 @@ TTE_API const char* tte_engine_provider_name(size_t index);
 TTE_API TteStatus tte_load_engine_provider_library(const char* path,
                                                    TteProviderKind kind,
                                                    TteError* error);
+/* One line about the runtime provider `name` runs engines with (the
+ * TensorRT library it found and its version, or why it found none), or ""
+ * when the provider says nothing; free *out_text with tte_free_string. For
+ * the native TensorRT provider that is not registered, TTE_ERROR_NOT_FOUND
+ * says why its library was not loaded. */
+TTE_API TteStatus tte_engine_provider_runtime(const char* name,
+                                              char** out_text,
+                                              TteError* error);
 
 /* ---- Delegate blob reader --------------------------------------------- */
 

@@ -82,6 +82,23 @@ typedef struct TteEngineLoadOptions {
    * (from the load-time option, else the compile spec). */
   int32_t has_weight_streaming_budget;
   int64_t weight_streaming_budget;
+
+  /* Appended; read only when struct_size covers them. */
+  /* Non-zero: refuse plans that carry host code, e.g. version-compatible
+   * plans with the lean runtime embedded (TensorRT's
+   * setEngineHostCodeAllowed(false)). Zero, the default, allows it, as
+   * trtexec and Polygraphy do: load only plans you trust. */
+  int32_t refuse_engine_host_code;
+  /* Non-zero when dla_core holds the DLA core the engine runs on. */
+  int32_t has_dla_core;
+  int32_t dla_core;
+  /* Plugin libraries to load into the runtime before deserializing
+   * (num_plugin_libraries UTF-8 paths, valid during the call). */
+  int32_t num_plugin_libraries;
+  const char* const* plugin_libraries;
+  /* A file where the runtime keeps compiled kernels between processes
+   * (TensorRT-RTX's runtime cache); NULL for none. */
+  const char* runtime_cache_path;
 } TteEngineLoadOptions;
 
 /* One I/O tensor of an engine. Strings are owned by the engine and stay
@@ -100,6 +117,15 @@ typedef struct TteIoTensorDesc {
 } TteIoTensorDesc;
 
 typedef struct TteEngine TteEngine;
+
+/* What the backend offers a provider (attach_host). Append-only. */
+typedef struct TteProviderHost {
+  uint32_t struct_size; /* sizeof(TteProviderHost) */
+  /* The backend's log: `level` is a TteLogLevel (c_api.h: 0 debug, 1 info,
+   * 2 warning, 3 error); log_enabled says whether a line would print. */
+  int32_t (*log_enabled)(int32_t level);
+  void (*log)(int32_t level, const char* message);
+} TteProviderHost;
 
 /* Steps of one batched call (TteEngineProvider.execute). */
 enum {
@@ -178,21 +204,42 @@ typedef struct TteEngineProvider {
   TteStatus (*get_output_shape)(TteEngine* engine, int32_t index,
                                 int64_t* dims, int32_t capacity,
                                 int32_t* out_rank, TteError* error);
+  /* Every address the backend passes is 256-byte aligned (TensorRT's rule
+   * for setTensorAddress, applied to all providers): it stages tensors that
+   * are not. */
   TteStatus (*set_tensor_address)(TteEngine* engine, int32_t index,
                                   void* address, TteError* error);
   /* Enqueue the engine on `stream` (a cudaStream_t; NULL for host
-   * providers). The backend synchronizes afterwards. */
+   * providers only: device providers always get a stream of their own, never
+   * the legacy default stream). The backend synchronizes afterwards. */
   TteStatus (*enqueue)(TteEngine* engine, void* stream, TteError* error);
   void (*destroy)(TteEngine* engine);
 
-  /* Appended; read only when struct_size covers it. May be NULL. */
+  /* Appended; read only when struct_size covers them. Each may be NULL. */
+  /* Whether this engine's enqueue on `stream` may be captured into a CUDA
+   * graph now (*out_capturable non-zero); asked before each capture, after
+   * a plain enqueue of the same shapes. An engine that streams its weights
+   * or a TensorRT-RTX engine that says it cannot be captured answers 0.
+   * Without this function `enqueue_capturable` alone decides. */
+  TteStatus (*engine_capturable)(TteEngine* engine, void* stream,
+                                 int32_t* out_capturable, TteError* error);
+  /* One line for people (`doctor`): the runtime library the provider found
+   * and its version, or why it found none (a missing runtime is the answer,
+   * not a failure). May load the library; creates no runtime. */
+  TteStatus (*describe_runtime)(void* user_data, char* text,
+                                uint32_t capacity, TteError* error);
+  /* Called once, right after registration, with the host's services; the
+   * table stays valid for as long as the provider is registered. */
+  void (*attach_host)(void* user_data, const TteProviderHost* host);
   /* The per-tensor calls of one execute in one call (TteEngineExecution),
    * so a provider behind an expensive boundary (Python) is entered once per
    * execute. The backend sends SET_SHAPES only when the profile or an input
    * shape differs from what this engine was last given (the engine keeps
    * it), ENQUEUE on every plain run, and nothing at all when it replays a
    * CUDA graph. A provider may skip addresses equal to those of its
-   * previous ENQUEUE. Without this function the per-tensor calls are used. */
+   * previous ENQUEUE. Addresses and streams follow the per-tensor calls'
+   * rules (256-byte aligned; NULL only for host providers). Without this
+   * function the per-tensor calls are used. */
   TteStatus (*execute)(TteEngine* engine, const TteEngineExecution* call,
                        TteError* error);
 } TteEngineProvider;

@@ -15,6 +15,8 @@
 #include "native/runtime_pool.h"
 #include "common/status.h"
 #include "native/tensorrt_engine.h"
+#include "native/tensorrt_library.h"
+#include "native/tensorrt_logger.h"
 #include "plan_magic.h"
 
 namespace tte::native {
@@ -96,11 +98,38 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
 
   const int32_t device =
       has_field(options, TTE_OPTION_END(device_id)) ? options->device_id : 0;
-  WeightStreamingRequest weights;
+  LoadRequest request;
   if (has_field(options, TTE_OPTION_END(weight_streaming_budget)) &&
       options->has_weight_streaming_budget != 0) {
-    weights.has_budget = true;
-    weights.budget = options->weight_streaming_budget;
+    request.weights.has_budget = true;
+    request.weights.budget = options->weight_streaming_budget;
+  }
+  if (has_field(options, TTE_OPTION_END(refuse_engine_host_code))) {
+    request.runtime.host_code_allowed = options->refuse_engine_host_code == 0;
+  }
+  if (has_field(options, TTE_OPTION_END(dla_core)) && options->has_dla_core != 0) {
+    if (options->dla_core < 0) {
+      return Status(TTE_ERROR_INVALID_ARGUMENT,
+                    "dla_core must be >= 0, got " + std::to_string(options->dla_core));
+    }
+    request.runtime.dla_core = options->dla_core;
+  }
+  if (has_field(options, TTE_OPTION_END(plugin_libraries))) {
+    for (int32_t i = 0; i < options->num_plugin_libraries; ++i) {
+      if (options->plugin_libraries == nullptr || options->plugin_libraries[i] == nullptr) {
+        return Status(TTE_ERROR_INVALID_ARGUMENT, "plugin_libraries holds a NULL path");
+      }
+      request.runtime.plugin_libraries.emplace_back(options->plugin_libraries[i]);
+    }
+  }
+  if (has_field(options, TTE_OPTION_END(runtime_cache_path)) &&
+      options->runtime_cache_path != nullptr && options->runtime_cache_path[0] != '\0') {
+    // TensorRT's C++ runtime (this provider) compiles no kernels at load;
+    // the cache is TensorRT-RTX's, served by the Python provider.
+    TTE_NATIVE_LOG(state.environment, INFO,
+                   "load option runtime_cache_path ignored: TensorRT %s keeps no runtime cache "
+                   "(TensorRT-RTX does, through the Python provider)",
+                   tensorrt_header_version());
   }
 
   std::shared_ptr<DeviceRuntime> runtime;
@@ -109,7 +138,7 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
     return status;
   }
   std::unique_ptr<TensorRtEngine> engine;
-  status = TensorRtEngine::load(std::move(runtime), state.environment, plan, plan_size, weights,
+  status = TensorRtEngine::load(std::move(runtime), state.environment, plan, plan_size, request,
                                 &engine);
   if (!status.ok()) {
     return status;
@@ -248,6 +277,32 @@ TteStatus abi_enqueue(TteEngine* engine, void* stream, TteError* error) {
   });
 }
 
+TteStatus abi_engine_capturable(TteEngine* engine, void* /*stream*/, int32_t* out_capturable,
+                                TteError* error) {
+  return guarded(error, [&] {
+    Status status = check_engine(engine);
+    if (status.ok() && out_capturable == nullptr) {
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "out_capturable is NULL");
+    }
+    if (status.ok()) {
+      *out_capturable = engine_of(engine)->capturable() ? 1 : 0;
+    }
+    return status;
+  });
+}
+
+TteStatus abi_describe_runtime(void* /*user_data*/, char* text, uint32_t capacity,
+                               TteError* error) {
+  return guarded(error, [&] {
+    if (text == nullptr || capacity == 0) {
+      return Status(TTE_ERROR_INVALID_ARGUMENT, "text is NULL or capacity is 0");
+    }
+    // Loads the library (no runtime is created): what doctor asks for.
+    std::snprintf(text, capacity, "%s", TensorRtLibrary::get().describe().c_str());
+    return Status::Ok();
+  });
+}
+
 void abi_destroy(TteEngine* engine) {
   try {
     delete engine_of(engine);
@@ -285,21 +340,14 @@ TteEngineProvider make_provider(const ProviderEnvironment& environment) {
   provider.set_tensor_address = &abi_set_tensor_address;
   provider.enqueue = &abi_enqueue;
   provider.destroy = &abi_destroy;
+  provider.engine_capturable = &abi_engine_capturable;
+  provider.describe_runtime = &abi_describe_runtime;
   return provider;
 }
 
 const char* tensorrt_header_version() {
   static const std::string version =
       version_text(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, NV_TENSORRT_PATCH);
-  return version.c_str();
-}
-
-const char* tensorrt_library_version() {
-  // major * 10000 + minor * 100 + patch since TensorRT 10.
-  static const std::string version = [] {
-    const int32_t packed = getInferLibVersion();
-    return version_text(packed / 10000, packed / 100 % 100, packed % 100);
-  }();
   return version.c_str();
 }
 

@@ -1,8 +1,9 @@
 // The native engine provider, "tensorrt-native": TensorRT plans run through
-// TensorRT's C++ API (libnvinfer, or libnvinfer_lean for version-compatible
-// engines). Built into the plugin only where TensorRT headers were found
-// (cmake/TteNativeProvider.cmake); the plugin registers it at load
-// (native/plugin_registration.cpp). Device memory, capturable enqueue.
+// TensorRT's C++ API, with the TensorRT library found at run time
+// (tensorrt_library.h). Built as libtte_provider_tensorrt.so beside the
+// plugin (cmake/TteNativeProvider.cmake), which registers it when it loads
+// (provider_entry.cpp exports tte_engine_provider_entry). Device memory,
+// capturable enqueue.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,5 @@ TteEngineProvider make_provider(const ProviderEnvironment& environment);
 
 // The TensorRT version the provider was compiled against, e.g. "11.1.0".
 const char* tensorrt_header_version();
-// The version of the TensorRT library loaded in this process, e.g. "11.4.0"
-// (asks the library; needs no GPU).
-const char* tensorrt_library_version();
 
 }  // namespace tte::native

@@ -31,7 +31,7 @@ PlanHeader read_plan_header(const void* plan, uint64_t plan_size) {
   return header;
 }
 
-std::string refusal_hint(const PlanHeader& header, const char* library_version) {
+std::string refusal_hint(const PlanHeader& header, const std::string& library_version, bool lean) {
   if (!header.has_tag) {
     return "it is not a TensorRT plan (it does not begin with TensorRT's plan tag)";
   }
@@ -40,15 +40,14 @@ std::string refusal_hint(const PlanHeader& header, const char* library_version) 
     built_by = "TensorRT " + std::to_string(header.version[0]) + "." +
                std::to_string(header.version[1]) + "." + std::to_string(header.version[2]);
   }
-#if defined(TTE_TENSORRT_LEAN_ONLY)
-  return "the plan says it was built by " + built_by + "; the lean runtime (" + library_version +
-         ") loads only version-compatible plans (built with the VERSION_COMPATIBLE flag) of its "
-         "own or an older TensorRT, and refuses damaged or truncated ones";
-#else
+  if (lean) {
+    return "the plan says it was built by " + built_by + "; the lean runtime (" + library_version +
+           ") loads only version-compatible plans (built with the VERSION_COMPATIBLE flag) of its "
+           "own or an older TensorRT, and refuses damaged or truncated ones";
+  }
   return "the plan says it was built by " + built_by + "; TensorRT " + library_version +
          " loads plans of its own version built for this GPU, or version-compatible ones, and "
          "refuses damaged or truncated ones";
-#endif
 }
 
 }  // namespace tte::native

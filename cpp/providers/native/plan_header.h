@@ -18,7 +18,8 @@ struct PlanHeader {
 
 PlanHeader read_plan_header(const void* plan, uint64_t plan_size);
 
-// Why TensorRT may have refused a plan with this header, in one clause.
-std::string refusal_hint(const PlanHeader& header, const char* library_version);
+// Why TensorRT may have refused a plan with this header, in one clause, for
+// the library of `library_version` (the lean runtime when `lean`).
+std::string refusal_hint(const PlanHeader& header, const std::string& library_version, bool lean);
 
 }  // namespace tte::native

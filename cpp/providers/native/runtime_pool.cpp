@@ -2,13 +2,44 @@
 
 #include <string>
 
-#include "native/native_tensorrt_provider.h"
+#include "native/tensorrt_plugins.h"
 
 namespace tte::native {
 
+Status DeviceRuntime::apply(const RuntimeSettings& settings) {
+  // Version-compatible plans embed the lean runtime that runs them, as host
+  // code TensorRT runs only when allowed (NvInferRuntime.h:2139,
+  // setEngineHostCodeAllowed, "The default value is false"). trtexec and
+  // Polygraphy allow it on every runtime that loads such plans; the load
+  // option engine_host_code_allowed=false refuses them instead.
+  runtime->setEngineHostCodeAllowed(settings.host_code_allowed);
+  if (settings.dla_core >= 0) {
+    // NvInferRuntime.h:1877: "if getNbDLACores() returns 0, then this
+    // function does nothing", so a core that does not exist is refused here.
+    const int32_t cores = runtime->getNbDLACores();
+    if (settings.dla_core >= cores) {
+      return Status(TTE_ERROR_INVALID_ARGUMENT,
+                    "load option dla_core=" + std::to_string(settings.dla_core) + ": this device has " +
+                        std::to_string(cores) + " DLA core(s)" +
+                        (cores == 0 ? " (DLA exists on Jetson AGX/NX modules only)" : ""));
+    }
+  }
+  runtime->setDLACore(settings.dla_core);
+  for (const std::string& path : settings.plugin_libraries) {
+    if (plugin_libraries.count(path) != 0) {
+      continue;
+    }
+    Status status = load_plugin_library(*runtime, path);
+    if (!status.ok()) {
+      return status;
+    }
+    plugin_libraries.insert(path);
+  }
+  return Status::Ok();
+}
+
 RuntimePool::RuntimePool(const ProviderEnvironment& environment)
-    : environment_(environment),
-      logger_(std::make_shared<TensorRtLogger>(environment)) {}
+    : environment_(environment), logger_(std::make_shared<TensorRtLogger>(environment)) {}
 
 Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out) {
   // Counted before anything else: TensorRT without a device logs a CUDA
@@ -24,6 +55,10 @@ Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out)
                   "CUDA device " + std::to_string(device) + " does not exist: this process sees " +
                       std::to_string(devices) + " device(s), 0.." + std::to_string(devices - 1));
   }
+  const TensorRtLibrary& library = TensorRtLibrary::get();
+  if (!library.found()) {
+    return Status(TTE_ERROR_NOT_ACCEPTED, library.why_not_found());
+  }
 
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = runtimes_.find(device);
@@ -33,22 +68,18 @@ Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out)
   }
   auto entry = std::make_shared<DeviceRuntime>();
   entry->device = device;
+  entry->library = &library;
   entry->logger = logger_;
   TensorRtLogger::clear_thread_error();
-  entry->runtime.reset(nvinfer1::createInferRuntime(*logger_));
+  entry->runtime.reset(library.create_runtime(*logger_));
   if (entry->runtime == nullptr) {
-    return Status(TTE_ERROR_RUNTIME, "TensorRT " + std::string(tensorrt_library_version()) +
-                                         " could not create a runtime on CUDA device " +
+    return Status(TTE_ERROR_RUNTIME, "TensorRT " + library.version().text() + " (" + library.path() +
+                                         ") could not create a runtime on CUDA device " +
                                          std::to_string(device) + tensorrt_reason());
   }
-#if defined(TTE_TENSORRT_LEAN_ONLY)
-  // Version-compatible plans may embed the lean runtime that runs them, as
-  // host code TensorRT executes only when allowed.
-  entry->runtime->setEngineHostCodeAllowed(true);
-#endif
-  TTE_NATIVE_LOG(environment_, INFO,
-                 "TensorRT %s runtime created on CUDA device %d (provider built against %s)",
-                 tensorrt_library_version(), device, tensorrt_header_version());
+  TTE_NATIVE_LOG(environment_, INFO, "TensorRT runtime created on CUDA device %d: %s", device,
+                 library.describe().c_str());
+  load_builtin_plugins(library, environment_);
   runtimes_.emplace(device, entry);
   *out = std::move(entry);
   return Status::Ok();

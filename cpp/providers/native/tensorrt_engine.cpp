@@ -163,54 +163,133 @@ TensorRtEngine::TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
 
 TensorRtEngine::~TensorRtEngine() {
   ScopedDevice on_device(runtime_->device);
-  context_.reset();
+  contexts_.clear();
+  if (activation_memory_ != nullptr) {
+    cudaFree(activation_memory_);
+    cudaGetLastError();
+  }
   engine_.reset();
 }
 
 Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
                             const ProviderEnvironment& environment, const void* plan,
-                            uint64_t plan_size, const WeightStreamingRequest& weights,
+                            uint64_t plan_size, const LoadRequest& request,
                             std::unique_ptr<TensorRtEngine>* out) {
   std::unique_ptr<TensorRtEngine> self(new TensorRtEngine(std::move(runtime), environment));
+  const TensorRtLibrary& library = *self->runtime_->library;
   {
     // TensorRT copies what it keeps: the plan need not outlive this call.
     std::lock_guard<std::mutex> lock(self->runtime_->mutex);
+    Status status = self->runtime_->apply(request.runtime);
+    if (!status.ok()) {
+      return status;
+    }
     TensorRtLogger::clear_thread_error();
     self->engine_.reset(self->runtime_->runtime->deserializeCudaEngine(
         plan, static_cast<std::size_t>(plan_size)));
   }
   if (self->engine_ == nullptr) {
+    const std::string hint = request.runtime.host_code_allowed
+                                 ? ""
+                                 : "; engine host code is refused (load option "
+                                   "engine_host_code_allowed=false), which version-compatible "
+                                   "plans need";
     return Status(TTE_ERROR_NOT_ACCEPTED,
-                  "TensorRT " + std::string(tensorrt_library_version()) +
+                  "TensorRT " + library.version().text() + (library.lean() ? " (lean)" : "") +
                       " could not deserialize the " + std::to_string(plan_size) +
                       "-byte plan" + tensorrt_reason() + ": " +
-                      refusal_hint(read_plan_header(plan, plan_size), tensorrt_library_version()));
+                      refusal_hint(read_plan_header(plan, plan_size), library.version().text(),
+                                   library.lean()) +
+                      hint);
+  }
+  // NvInferRuntime.h:3459-3472: a kDLA_STANDALONE engine allows only
+  // serialize, destroy and const accessors; safety engines need the safety
+  // runtime.
+  if (self->engine_->getEngineCapability() != nvinfer1::EngineCapability::kSTANDARD) {
+    return Status(TTE_ERROR_NOT_SUPPORTED,
+                  "the engine was built with EngineCapability " +
+                      std::to_string(static_cast<int32_t>(self->engine_->getEngineCapability())) +
+                      " (safety or standalone DLA); only kSTANDARD engines run through the "
+                      "TensorRT runtime");
   }
 
   // TensorRT fixes the budget once an execution context exists.
-  Status status = apply_budget(*self->engine_, weights, environment, &self->streams_weights_);
-  if (!status.ok()) {
-    return status;
+  Status status =
+      apply_budget(*self->engine_, request.weights, environment, &self->streams_weights_);
+  if (status.ok()) {
+    status = self->read_io_table();
   }
-  status = self->read_io_table();
-  if (!status.ok()) {
-    return status;
+  if (status.ok()) {
+    status = self->create_contexts();
   }
-  TensorRtLogger::clear_thread_error();
-  self->context_.reset(self->engine_->createExecutionContext());
-  if (self->context_ == nullptr) {
-    return Status(TTE_ERROR_RUNTIME,
-                  "TensorRT could not create an execution context on CUDA device " +
-                      std::to_string(self->runtime_->device) +
-                      " (often: not enough free device memory for its activations)" +
-                      tensorrt_reason());
+  if (status.ok()) {
+    status = self->refuse_data_dependent_outputs();
   }
-  status = self->refuse_data_dependent_outputs();
   if (!status.ok()) {
     return status;
   }
   *out = std::move(self);
   return Status::Ok();
+}
+
+Status TensorRtEngine::create_contexts() {
+  const std::string device = "CUDA device " + std::to_string(runtime_->device);
+  // The largest profile's activations, weight-streaming scratch included
+  // (NvInferRuntime.h:3211, getDeviceMemorySizeForProfileV2), after the
+  // budget was set: the sizes depend on it.
+  int64_t bytes = 0;
+  for (int32_t p = 0; p < num_profiles_; ++p) {
+    bytes = std::max(bytes, engine_->getDeviceMemorySizeForProfileV2(p));
+  }
+  if (bytes > 0) {
+    const cudaError_t allocated = cudaMalloc(&activation_memory_, static_cast<size_t>(bytes));
+    if (allocated != cudaSuccess) {
+      cudaGetLastError();
+      activation_memory_ = nullptr;
+      return Status(allocated == cudaErrorMemoryAllocation ? TTE_ERROR_OUT_OF_MEMORY
+                                                           : TTE_ERROR_RUNTIME,
+                    "could not allocate " + std::to_string(bytes) +
+                        " bytes of TensorRT activation memory on " + device + ": " +
+                        cudaGetErrorString(allocated));
+    }
+  }
+  // A stream of its own for the one-time profile switches, synchronized
+  // before the contexts are used (trtexec: setOptimizationProfileAsync on a
+  // fresh stream, then cudaStreamSynchronize).
+  cudaStream_t setup = nullptr;
+  if (num_profiles_ > 1 && cudaStreamCreateWithFlags(&setup, cudaStreamNonBlocking) != cudaSuccess) {
+    cudaGetLastError();
+    return Status(TTE_ERROR_RUNTIME, "could not create a CUDA stream on " + device);
+  }
+  Status status;
+  for (int32_t p = 0; p < num_profiles_ && status.ok(); ++p) {
+    TensorRtLogger::clear_thread_error();
+    std::unique_ptr<nvinfer1::IExecutionContext> context(
+        engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED));
+    if (context == nullptr) {
+      status = Status(TTE_ERROR_RUNTIME, "TensorRT could not create an execution context on " +
+                                             device + tensorrt_reason());
+      break;
+    }
+    // NvInferRuntime.h:4080: memory aligned as cudaMalloc aligns it, at
+    // least the reported size; NULL is allowed when the size is 0.
+    context->setDeviceMemoryV2(activation_memory_, bytes);
+    if (p > 0 && !context->setOptimizationProfileAsync(p, setup)) {
+      status = Status(TTE_ERROR_RUNTIME, "TensorRT could not select optimization profile " +
+                                             std::to_string(p) + tensorrt_reason());
+      break;
+    }
+    contexts_.push_back(std::move(context));
+  }
+  if (setup != nullptr) {
+    if (cudaStreamSynchronize(setup) != cudaSuccess && status.ok()) {
+      status = Status(TTE_ERROR_RUNTIME,
+                      "selecting the optimization profiles failed on " + device);
+    }
+    cudaStreamDestroy(setup);
+    cudaGetLastError();
+  }
+  return status;
 }
 
 Status TensorRtEngine::read_io_table() {
@@ -332,7 +411,7 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
     dims.nbDims = tensor.rank;
     std::copy(max.begin(), max.end(), dims.d);
     TensorRtLogger::clear_thread_error();
-    if (!context_->setInputShape(tensor.name.c_str(), dims)) {
+    if (!contexts_.front()->setInputShape(tensor.name.c_str(), dims)) {
       return Status(TTE_ERROR_INVALID_PROGRAM,
                     "TensorRT refused the largest shape " + dims_text(max) +
                         " of profile 0 for input '" + tensor.name + "'" + tensorrt_reason());
@@ -342,7 +421,7 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
     if (tensor.is_input) {
       continue;
     }
-    const nvinfer1::Dims shape = context_->getTensorShape(tensor.name.c_str());
+    const nvinfer1::Dims shape = contexts_.front()->getTensorShape(tensor.name.c_str());
     if (!is_static(shape)) {
       return Status(TTE_ERROR_NOT_SUPPORTED,
                     "output '" + tensor.name + "' has a data-dependent shape (" +
@@ -379,14 +458,10 @@ Status TensorRtEngine::select_profile(int32_t profile, cudaStream_t stream) {
                   "optimization profile " + std::to_string(profile) + " does not exist (the " +
                       "engine has " + std::to_string(num_profiles_) + ")");
   }
-  if (context_->getOptimizationProfile() == profile) {
-    return Status::Ok();
-  }
-  TensorRtLogger::clear_thread_error();
-  if (!context_->setOptimizationProfileAsync(profile, stream)) {
-    return Status(TTE_ERROR_RUNTIME, "TensorRT could not switch to optimization profile " +
-                                         std::to_string(profile) + tensorrt_reason());
-  }
+  // Each profile has its context, switched once at load: nothing to do on
+  // `stream`.
+  (void)stream;
+  profile_ = profile;
   return Status::Ok();
 }
 
@@ -405,12 +480,11 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
   shape.nbDims = rank;
   std::copy(dims, dims + rank, shape.d);
   TensorRtLogger::clear_thread_error();
-  if (!context_->setInputShape(tensor.name.c_str(), shape)) {
-    const int32_t profile = std::max(0, context_->getOptimizationProfile());
-    const ShapeRange& range = tensor.profiles[profile];
+  if (!context().setInputShape(tensor.name.c_str(), shape)) {
+    const ShapeRange& range = tensor.profiles[profile_];
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "TensorRT refused shape " + dims_text(dims, rank) + " for input '" +
-                      tensor.name + "': optimization profile " + std::to_string(profile) +
+                      tensor.name + "': optimization profile " + std::to_string(profile_) +
                       " allows " + dims_text(range.min) + " to " + dims_text(range.max) +
                       tensorrt_reason());
   }
@@ -421,7 +495,7 @@ Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capaci
                                     int32_t* out_rank) const {
   const IoTensor& tensor = io_[index];
   TensorRtLogger::clear_thread_error();
-  const nvinfer1::Dims shape = context_->getTensorShape(tensor.name.c_str());
+  const nvinfer1::Dims shape = context().getTensorShape(tensor.name.c_str());
   if (shape.nbDims < 0) {
     return Status(TTE_ERROR_INVALID_STATE, "the shape of '" + tensor.name +
                                                "' is not known: set every input's shape first" +
@@ -445,7 +519,9 @@ Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capaci
 Status TensorRtEngine::set_tensor_address(int32_t index, void* address) {
   const IoTensor& tensor = io_[index];
   TensorRtLogger::clear_thread_error();
-  if (!context_->setTensorAddress(tensor.name.c_str(), address)) {
+  // NvInferRuntime.h:4378: "The pointer must have at least 256-byte
+  // alignment"; the backend stages tensors that are not.
+  if (!context().setTensorAddress(tensor.name.c_str(), address)) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "TensorRT refused the address of '" + tensor.name + "'" + tensorrt_reason());
   }
@@ -466,7 +542,7 @@ Status TensorRtEngine::enqueue(cudaStream_t stream) {
     cudaGetLastError();
   }
   TensorRtLogger::clear_thread_error();
-  if (!context_->enqueueV3(stream)) {
+  if (!context().enqueueV3(stream)) {
     return Status(TTE_ERROR_RUNTIME, "TensorRT could not enqueue the engine" + tensorrt_reason());
   }
   return Status::Ok();

@@ -1,8 +1,16 @@
-// One deserialized TensorRT engine and its execution context, described in
+// One deserialized TensorRT engine and its execution contexts, described in
 // the provider ABI's terms. Everything is looked up by tensor name (TensorRT
 // 10/11 I/O API); the I/O table, dtypes and profile ranges are read once at
 // load, so describing the engine costs no TensorRT call. Calls on one engine
 // come one at a time (the backend holds a lock per delegate handle).
+//
+// One execution context per optimization profile, each switched to its
+// profile once at load: switching a context's profile "will trigger layer
+// resource updates on the next call of executeV2()/enqueueV3()"
+// (NvInferRuntime.h:4272), which a CUDA graph replay never makes, so a
+// replay after a switch would run with the other profile's resources. The
+// contexts share one activation buffer (kUSER_MANAGED, the largest
+// profile's size): the backend never runs two calls of one engine at once.
 #pragma once
 
 #include <NvInferRuntime.h>
@@ -39,13 +47,19 @@ struct WeightStreamingRequest {
   int64_t budget = 0;
 };
 
+// What a load asks besides the plan (TteEngineLoadOptions).
+struct LoadRequest {
+  WeightStreamingRequest weights;
+  RuntimeSettings runtime;
+};
+
 class TensorRtEngine {
  public:
   // Deserializes `plan` (only read during the call) on `runtime`'s device,
   // which is current. TTE_ERROR_NOT_ACCEPTED when TensorRT cannot read it.
   static Status load(std::shared_ptr<DeviceRuntime> runtime,
                      const ProviderEnvironment& environment, const void* plan,
-                     uint64_t plan_size, const WeightStreamingRequest& weights,
+                     uint64_t plan_size, const LoadRequest& request,
                      std::unique_ptr<TensorRtEngine>* out);
   ~TensorRtEngine();
   TensorRtEngine(const TensorRtEngine&) = delete;
@@ -64,20 +78,27 @@ class TensorRtEngine {
                       int32_t* out_rank) const;
   Status set_tensor_address(int32_t index, void* address);
   Status enqueue(cudaStream_t stream);
+  // False while the engine streams its weights: enqueueV3 "will become
+  // synchronous, and the graph will not be capturable" (NvInferRuntime.h:4642).
+  bool capturable() const { return !streams_weights_; }
 
  private:
   TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
                  const ProviderEnvironment& environment);
 
-  Status apply_weight_streaming(const WeightStreamingRequest& weights);
   Status read_io_table();
+  Status create_contexts();
   Status refuse_data_dependent_outputs();
+  nvinfer1::IExecutionContext& context() const { return *contexts_[profile_]; }
 
-  // Destroyed in reverse: the context before the engine before the runtime.
+  // Destroyed in reverse: the contexts before their memory, the engine and
+  // the runtime (the destructor frees the memory on the engine's device).
   std::shared_ptr<DeviceRuntime> runtime_;
   ProviderEnvironment environment_;
   std::unique_ptr<nvinfer1::ICudaEngine> engine_;
-  std::unique_ptr<nvinfer1::IExecutionContext> context_;
+  void* activation_memory_ = nullptr;  // cudaMalloc'd, shared by the contexts
+  std::vector<std::unique_ptr<nvinfer1::IExecutionContext>> contexts_;  // [profile]
+  int32_t profile_ = 0;  // the selected context
   std::vector<IoTensor> io_;
   int32_t num_profiles_ = 1;
   // Budget below the streamable size: enqueueV3 is then synchronous.

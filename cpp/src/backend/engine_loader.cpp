@@ -42,11 +42,18 @@ Status candidate_providers(const LoadOptions& options, std::vector<ProviderRef>*
 }  // namespace
 
 Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedEngine* out) {
-  const int32_t device_id = blob.metadata.device_id;
+  // -1: the device current on this thread, which is where upstream's own
+  // runtime would run an engine exported without a device index.
+  const int32_t device_id =
+      blob.metadata.device_id == kCurrentDevice ? current_cuda_device() : blob.metadata.device_id;
   if (device_id < 0) {
     return Status(TTE_ERROR_INVALID_PROGRAM, "delegate blob has device_id " +
                                                  std::to_string(device_id) +
-                                                 "; expected a CUDA device index >= 0");
+                                                 "; expected a CUDA device index >= 0 or -1");
+  }
+  std::vector<const char*> plugin_libraries;
+  for (const std::string& path : options.plugin_libraries) {
+    plugin_libraries.push_back(path.c_str());
   }
   std::vector<ProviderRef> candidates;
   Status status = candidate_providers(options, &candidates);
@@ -88,6 +95,13 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedE
     load_options.device_id = device_id;
     load_options.has_weight_streaming_budget = options.has_weight_streaming_budget ? 1 : 0;
     load_options.weight_streaming_budget = options.weight_streaming_budget;
+    load_options.refuse_engine_host_code = options.engine_host_code_allowed ? 0 : 1;
+    load_options.has_dla_core = options.has_dla_core ? 1 : 0;
+    load_options.dla_core = options.dla_core;
+    load_options.num_plugin_libraries = static_cast<int32_t>(plugin_libraries.size());
+    load_options.plugin_libraries = plugin_libraries.empty() ? nullptr : plugin_libraries.data();
+    load_options.runtime_cache_path =
+        options.runtime_cache_path.empty() ? nullptr : options.runtime_cache_path.c_str();
     TteEngine* engine = nullptr;
     TteError error{};
     const TteStatus code = abi.deserialize(abi.user_data, blob.engine, blob.engine_size,
@@ -108,7 +122,9 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedE
     out->provider = candidate;
     out->engine = engine;
     out->device = host ? -1 : device_id;
-    out->integrated = !host && is_integrated_gpu(device_id);
+    if (!host) {
+      out->traits = device_traits(device_id);
+    }
     return Status::Ok();
   }
 

@@ -7,6 +7,7 @@
 #include "backend/provider_registry.h"
 #include "blob/blob_reader.h"
 #include "common/status.h"
+#include "cuda/cuda_device.h"
 
 namespace tte {
 
@@ -17,7 +18,7 @@ struct LoadedEngine {
   TteEngine* engine = nullptr;
   // The CUDA device the engine runs on; -1 for a host provider.
   int device = -1;
-  bool integrated = false;  // `device` is an integrated GPU (Jetson)
+  DeviceTraits traits;  // of `device`: integrated, pageable memory access
 };
 
 Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedEngine* out);

@@ -1,11 +1,23 @@
 // What TensorRTBackend accepts at load time: runtime specs (load options,
-// which win) and compile specs. Options of the name: "provider" (string),
-// "cuda_graphs" (bool), "weight_streaming_budget" (int or decimal string,
-// bytes; also a compile spec).
+// which win) and compile specs. Load options of the name:
+//   provider                  string  the engine provider to use
+//   cuda_graphs               bool    capture and replay the enqueue
+//   weight_streaming_budget   int or decimal string, bytes (also a compile
+//                                     spec; an empty string leaves the
+//                                     compile spec in force)
+//   engine_host_code_allowed  bool    default true: false refuses plans that
+//                                     carry host code (version-compatible
+//                                     plans embedding the lean runtime)
+//   dla_core                  int     the DLA core the engine runs on (Jetson)
+//   plugin_libraries          string  plugin libraries to load first,
+//                                     separated by ':'
+//   runtime_cache_path        string  TensorRT-RTX: a file that keeps
+//                                     compiled kernels between processes
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <executorch/runtime/backend/interface.h>
 
@@ -18,9 +30,15 @@ struct LoadOptions {
   bool cuda_graphs = false;
   bool has_weight_streaming_budget = false;
   int64_t weight_streaming_budget = 0;
+  bool engine_host_code_allowed = true;
+  bool has_dla_core = false;
+  int32_t dla_core = 0;
+  std::vector<std::string> plugin_libraries;
+  std::string runtime_cache_path;  // "" = none
 };
 
-// Unknown load options are logged and ignored; malformed ones refused.
+// Unknown load options are logged and ignored; malformed ones refused, and
+// so is a program with two weight_streaming_budget compile specs.
 Status read_load_options(
     const executorch::runtime::BackendInitContext& context,
     executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs,

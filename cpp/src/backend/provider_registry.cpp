@@ -1,12 +1,14 @@
 #include "backend/provider_registry.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
 
+#include "common/library_folder.h"
 #include "common/logging.h"
 
 namespace tte {
@@ -27,6 +29,26 @@ const char* kind_name(TteProviderKind kind) {
     default:
       return "other";
   }
+}
+
+// Provider libraries installed beside the plugin, registered when it loads.
+constexpr const char* kBundledProviderLibraries[] = {"libtte_provider_tensorrt.so"};
+
+// The folder this library was loaded from.
+std::string plugin_folder() { return library_folder(reinterpret_cast<const void*>(&plugin_folder)); }
+
+int32_t host_log_enabled(int32_t level) { return log_enabled(level) ? 1 : 0; }
+
+void host_log(int32_t level, const char* message) {
+  if (message != nullptr && log_enabled(level)) {
+    log_message(level, "engine provider", 0, "%s", message);
+  }
+}
+
+// The backend's services for providers; lives as long as the process.
+const TteProviderHost& provider_host() {
+  static const TteProviderHost host{sizeof(TteProviderHost), &host_log_enabled, &host_log};
+  return host;
 }
 
 }  // namespace
@@ -95,6 +117,34 @@ Status EngineProvider::call_failed(TteStatus code, const TteError& error,
                                              " failed: ");
 }
 
+bool EngineProvider::engine_capturable(TteEngine* engine, void* stream) const {
+  if (abi_.engine_capturable == nullptr) {
+    return true;
+  }
+  int32_t capturable = 0;
+  TteError error{};
+  const TteStatus status = abi_.engine_capturable(engine, stream, &capturable, &error);
+  if (status != TTE_OK) {
+    TTE_LOG(WARNING, "%s", call_failed(status, error, "engine_capturable").message().c_str());
+    return false;
+  }
+  return capturable != 0;
+}
+
+std::string EngineProvider::describe_runtime() const {
+  if (abi_.describe_runtime == nullptr) {
+    return "";
+  }
+  char text[TTE_ERROR_MESSAGE_CAPACITY] = {};
+  TteError error{};
+  const TteStatus status = abi_.describe_runtime(abi_.user_data, text, sizeof(text), &error);
+  if (status != TTE_OK) {
+    return call_failed(status, error, "describe_runtime").message();
+  }
+  text[sizeof(text) - 1] = '\0';
+  return text;
+}
+
 EngineProvider::~EngineProvider() {
   TTE_LOG(DEBUG, "releasing engine provider '%s'", name_.c_str());
   if (abi_.release != nullptr) {
@@ -137,6 +187,9 @@ Status ProviderRegistry::add(const TteEngineProvider* provider, TteProviderKind 
   }
   TTE_LOG(INFO, "registered %s engine provider '%s' (%s memory)", kind_name(kind),
           entry->name().c_str(), entry->host_memory() ? "host" : "device");
+  if (entry->abi().attach_host != nullptr) {
+    entry->abi().attach_host(entry->abi().user_data, &provider_host());
+  }
   return Status::Ok();
 }
 
@@ -216,6 +269,32 @@ Status ProviderRegistry::load_library(const char* path, TteProviderKind kind) {
   const Status status = add(provider, kind);
   return status.ok() ? status
                      : Status(status.code(), status.message() + " (from '" + path + "')");
+}
+
+void ProviderRegistry::load_bundled_providers() {
+  const std::string folder = plugin_folder();
+  std::string errors;
+  for (const char* file : kBundledProviderLibraries) {
+    const std::string path = folder + file;
+    if (access(path.c_str(), F_OK) != 0) {
+      // Built without it: not an error, but doctor says so.
+      errors += (errors.empty() ? "" : "; ") + std::string(file) + " is not installed beside " +
+                "the plugin (this build has no native TensorRT provider)";
+      continue;
+    }
+    const Status status = load_library(path.c_str(), TTE_PROVIDER_NATIVE);
+    if (!status.ok()) {
+      TTE_LOG(INFO, "%s", status.message().c_str());
+      errors += (errors.empty() ? "" : "; ") + status.message();
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  bundled_error_ = errors;
+}
+
+std::string ProviderRegistry::bundled_error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bundled_error_;
 }
 
 }  // namespace tte

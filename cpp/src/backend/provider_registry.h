@@ -29,6 +29,12 @@ class EngineProvider {
   uint64_t sequence() const { return sequence_; }
   bool host_memory() const { return abi_.memory_kind == TTE_MEMORY_HOST; }
   bool enqueue_capturable() const { return abi_.enqueue_capturable != 0; }
+  // The engine's own answer before a capture (engine_capturable), true when
+  // the provider has no such function; a failed answer is logged and false.
+  bool engine_capturable(TteEngine* engine, void* stream) const;
+  // describe_runtime's line, or "" when the provider has none; a failed
+  // answer is its message.
+  std::string describe_runtime() const;
   // The copied function table; `name` points at name().
   const TteEngineProvider& abi() const { return abi_; }
   // A failed call `what` of this provider, with the reason it gave:
@@ -65,6 +71,13 @@ class ProviderRegistry {
   // entry symbol and add what it returns.
   Status load_library(const char* path, TteProviderKind kind);
 
+  // Registers the provider libraries installed beside the plugin (the
+  // native TensorRT provider), once; what could not be loaded is kept for
+  // bundled_error() and logged at info.
+  void load_bundled_providers();
+  // Why a bundled provider library was not registered ("" when all were).
+  std::string bundled_error() const;
+
  private:
   ProviderRegistry() = default;
 
@@ -72,6 +85,7 @@ class ProviderRegistry {
   // Kept sorted in selection order.
   std::vector<ProviderRef> providers_;
   uint64_t next_sequence_ = 0;
+  std::string bundled_error_;
 };
 
 // Checks a provider struct for registration: known ABI, large enough struct,

@@ -1,6 +1,7 @@
 #include "backend/tensor_binding.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -31,11 +32,16 @@ PointerInfo locate(const Tensor& tensor) {
   return classify_pointer(tensor.const_data_ptr());
 }
 
+bool is_engine_aligned(const void* address) {
+  return reinterpret_cast<uintptr_t>(address) % kEngineAddressAlignment == 0;
+}
+
 }  // namespace
 
-bool TensorBinder::engine_addressable(const PointerInfo& info) const {
-  return memory_.host ? info.kind != PointerKind::kDevice
-                      : is_device_accessible(info, memory_.device, memory_.integrated);
+void* TensorBinder::engine_address(const PointerInfo& info, void* data) const {
+  void* address = memory_.host ? (info.kind != PointerKind::kDevice ? data : nullptr)
+                               : device_address(info, data, memory_.device, memory_.traits);
+  return address != nullptr && is_engine_aligned(address) ? address : nullptr;
 }
 
 void* TensorBinder::zero_size_address() {
@@ -73,8 +79,21 @@ Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bo
   if (!is_input) {
     return Status::Ok();
   }
+  CopyKind copied;
   if (memory_.host) {
-    status = cudaMemcpy(binding->address, binding->data, n, cudaMemcpyDefault);
+    // Host memory that is only misaligned needs no CUDA (and there may be no
+    // GPU at all).
+    if (binding->kind == PointerKind::kDevice) {
+      status = cudaMemcpy(binding->address, binding->data, n, cudaMemcpyDeviceToHost);
+      copied = CopyKind::DeviceToHost;
+    } else {
+      std::memcpy(binding->address, binding->data, n);
+      return Status::Ok();
+    }
+  } else if (binding->kind == PointerKind::kDevice || binding->kind == PointerKind::kManaged) {
+    // Device memory the engine cannot take as it is (misaligned).
+    status = cudaMemcpyAsync(binding->address, binding->data, n, cudaMemcpyDefault, stream);
+    copied = CopyKind::DeviceToDevice;
   } else {
     // Pinned memory copies asynchronously as it is; pageable memory goes
     // through the stager's pinned chunks.
@@ -82,12 +101,13 @@ Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bo
         binding->kind == PointerKind::kHost
             ? cudaMemcpyAsync(binding->address, binding->data, n, cudaMemcpyHostToDevice, stream)
             : stager_.host_to_device(binding->address, binding->data, n, stream, memory_.device);
+    copied = CopyKind::HostToDevice;
   }
   if (status != cudaSuccess) {
     return cuda_failure(
         status, "copying input '" + name + "' to the " + (memory_.host ? "host" : "device"));
   }
-  count_copy(memory_.host ? CopyKind::DeviceToHost : CopyKind::HostToDevice, n);
+  count_copy(copied, n);
   return Status::Ok();
 }
 
@@ -129,8 +149,8 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
                         "' is on cuda:" + std::to_string(info.device) +
                         " but the engine runs on cuda:" + std::to_string(memory_.device));
     }
-    if (engine_addressable(info)) {
-      binding.address = binding.data;
+    if (void* address = engine_address(info, binding.data); address != nullptr) {
+      binding.address = address;
       continue;
     }
     Status status = stage_input_or_output(a, spec.name, is_input, stream, &binding);
@@ -151,7 +171,7 @@ cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const void* src,
     count_copy(CopyKind::HostToDevice, n);
     return cudaMemcpy(dst, src, n, cudaMemcpyDefault);
   }
-  if (kind == PointerKind::kUnregistered && !memory_.integrated) {
+  if (kind == PointerKind::kUnregistered && !memory_.traits.integrated) {
     count_copy(CopyKind::DeviceToHost, n);
     return stager_.device_to_host(dst, src, n, stream, memory_.device);
   }

@@ -1,10 +1,15 @@
 // The engine address of every delegate argument on one call, and the copies
 // that make it addressable: the one place where the delegate stages memory.
-// A device engine reads device memory (and host memory on integrated GPUs),
-// so host tensors are staged through device buffers; a host engine reads
-// host memory, so device tensors are staged through pinned host buffers.
-// Outputs written in place share their input's address; empty tensors get a
-// placeholder, since engines refuse NULL addresses.
+// A device engine reads device memory (and, on integrated GPUs, pinned host
+// memory and pageable memory where the device can read it), so other host
+// tensors are staged through device buffers; a host engine reads host
+// memory, so device tensors are staged through host buffers. Every address an
+// engine gets is 256-byte aligned, TensorRT's rule for setTensorAddress
+// (NvInferRuntime.h, IExecutionContext::setTensorAddress: "The pointer must
+// have at least 256-byte alignment"): ExecuTorch plans tensors 16-byte
+// aligned and callers pass offset views, so a misaligned tensor is staged
+// too. Outputs written in place share their input's address; empty tensors
+// get a placeholder, since engines refuse NULL addresses.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +38,11 @@ struct Binding {
 struct EngineMemory {
   bool host = false;  // a TTE_MEMORY_HOST provider
   int device = -1;    // device engines: the engine's device (current during calls)
-  bool integrated = false;
+  DeviceTraits traits;
 };
+
+// The alignment every engine address has (TensorRT's setTensorAddress rule).
+inline constexpr size_t kEngineAddressAlignment = 256;
 
 class TensorBinder {
  public:
@@ -52,7 +60,8 @@ class TensorBinder {
   Status write_back(const EngineIo& io, const std::vector<Binding>& bindings, cudaStream_t stream);
 
  private:
-  bool engine_addressable(const PointerInfo& info) const;
+  // The address the engine may use for the tensor as it is, or NULL.
+  void* engine_address(const PointerInfo& info, void* data) const;
   Status stage_input_or_output(size_t a, const std::string& name, bool is_input,
                                cudaStream_t stream, Binding* binding);
   cudaError_t copy_out(void* dst, PointerKind kind, const void* src, size_t nbytes,
@@ -60,10 +69,10 @@ class TensorBinder {
   void* zero_size_address();
 
   EngineMemory memory_;
-  // Per argument: device staging (device engines) or pinned host staging
-  // (host engines).
+  // Per argument: device staging (device engines) or aligned host staging
+  // (host engines, which run on machines without a GPU too).
   std::vector<DeviceBuffer> device_staging_;
-  std::vector<PinnedHostBuffer> host_staging_;
+  std::vector<AlignedHostBuffer> host_staging_;
   HostDeviceStager stager_;
   DeviceBuffer zero_size_device_;
 };

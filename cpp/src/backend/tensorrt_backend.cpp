@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "backend/provider_registry.h"
 #include "backend/tensorrt_delegate.h"
 #include "common/executorch_failure.h"
 #include "common/logging.h"
@@ -32,6 +33,10 @@ Error register_at_load() {
   // After our registration, so that a failed one is already known to the
   // allocator policy's log lines.
   install_cuda_allocator();
+  // The native TensorRT provider, when installed beside the plugin, so that
+  // every process that loads the plugin (the stock runtime, the Program API,
+  // tte-run) has it. It starts TensorRT only at its first deserialize.
+  ProviderRegistry::instance().load_bundled_providers();
   return result;
 }
 

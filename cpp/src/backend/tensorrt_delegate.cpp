@@ -60,7 +60,7 @@ Status TensorRTDelegate::create(et::BackendInitContext& context, et::FreeableBuf
     return fail(status);
   }
   delegate->binder_ = std::make_unique<TensorBinder>(
-      EngineMemory{provider.host_memory(), delegate->engine_.device, delegate->engine_.integrated});
+      EngineMemory{provider.host_memory(), delegate->engine_.device, delegate->engine_.traits});
   if (options.cuda_graphs) {
     if (provider.host_memory()) {
       TTE_LOG(INFO, "load option cuda_graphs ignored: provider '%s' runs on the host",
@@ -146,7 +146,14 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   }
   const bool host_engine = engine_.provider->host_memory();
   void* stream = nullptr;
-  if (!host_engine && !caller_stream(&stream)) {
+  // The legacy default stream is never given to an engine: TensorRT then
+  // adds cudaDeviceSynchronize calls (NvInferRuntime.h,
+  // IExecutionContext::enqueueV3: "Using default stream may lead to
+  // performance issues due to additional cudaDeviceSynchronize() calls"),
+  // and it cannot be captured. The delegate's own stream is a blocking
+  // stream, so it is ordered after the caller's legacy-stream work, and the
+  // call ends synchronized as always.
+  if (!host_engine && (!caller_stream(&stream) || is_legacy_default_stream(stream))) {
     status = own_stream(&stream);
   }
   if (status.ok()) {
@@ -321,30 +328,28 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
       }
     }
   }
-  // One call with every address for batched providers: made only when the
-  // engine really enqueues, so a graph replay enters no provider at all.
-  auto enqueue_on = [&](cudaStream_t on) {
-    return [&, on]() {
-      TteError e{};
-      if (!batched()) {
-        return from_c_status(abi.enqueue(engine, on, &e), e);
-      }
-      TteEngineExecution call{};
-      call.struct_size = sizeof(call);
-      call.steps = TTE_EXECUTE_ENQUEUE;
-      call.num_tensors = static_cast<int32_t>(batch_.addresses.size());
-      call.tensor_indices = batch_.tensor_indices.data();
-      call.addresses = batch_.addresses.data();
-      call.stream = on;
-      const Status status = from_c_status(abi.execute(engine, &call, &e), e);
-      shapes_set_ = shapes_set_ && status.ok();
-      return status;
-    };
+  // Batched providers get every address in the one call that enqueues, made
+  // only when the engine really enqueues: a graph replay enters no provider.
+  auto enqueue = [&]() {
+    TteError e{};
+    if (!batched()) {
+      return from_c_status(abi.enqueue(engine, stream, &e), e);
+    }
+    TteEngineExecution call{};
+    call.struct_size = sizeof(call);
+    call.steps = TTE_EXECUTE_ENQUEUE;
+    call.num_tensors = static_cast<int32_t>(batch_.addresses.size());
+    call.tensor_indices = batch_.tensor_indices.data();
+    call.addresses = batch_.addresses.data();
+    call.stream = stream;
+    const Status status = from_c_status(abi.execute(engine, &call, &e), e);
+    shapes_set_ = shapes_set_ && status.ok();
+    return status;
   };
   Status status;
   if (graphs_ == nullptr) {
     RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
-    status = enqueue_on(static_cast<cudaStream_t>(stream))();
+    status = enqueue();
   } else {
     // A graph replays fixed shapes and addresses.
     std::vector<int64_t> signature = input_shapes_;
@@ -352,27 +357,8 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     for (const Binding& binding : bindings) {
       signature.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(binding.address)));
     }
-    // The legacy default stream (torch's default) cannot be captured. The
-    // delegate's own stream is a blocking stream, so work on it is ordered
-    // after what the caller already queued there; wait for it before the
-    // output copies, which stay on the caller's stream.
-    auto graph_stream = static_cast<cudaStream_t>(stream);
-    const bool legacy = graph_stream == nullptr || graph_stream == cudaStreamLegacy;
-    if (legacy) {
-      void* own = nullptr;
-      status = own_stream(&own);
-      if (!status.ok()) {
-        return status;
-      }
-      graph_stream = static_cast<cudaStream_t>(own);
-    }
-    status = graphs_->run(signature, graph_stream, enqueue_on(graph_stream));
-    if (status.ok() && legacy) {
-      const cudaError_t waited = cudaStreamSynchronize(graph_stream);
-      if (waited != cudaSuccess) {
-        return cuda_failure(waited, "waiting for the CUDA graph on the delegate's stream");
-      }
-    }
+    auto capturable = [&]() { return provider.engine_capturable(engine, stream); };
+    status = graphs_->run(signature, static_cast<cudaStream_t>(stream), enqueue, capturable);
   }
   return status.prefixed("engine provider '" + provider.name() + "': enqueue failed: ");
 }

@@ -254,7 +254,6 @@ bool read_bindings(FieldReader& reader, const Json& list, std::vector<IoBinding>
   }
   bindings->resize(list.size());
   std::unordered_map<std::string, std::size_t> seen;
-  std::size_t first_output = list.size();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string field = "io_bindings[" + std::to_string(i) + "]";
     IoBinding& binding = (*bindings)[i];
@@ -265,13 +264,9 @@ bool read_bindings(FieldReader& reader, const Json& list, std::vector<IoBinding>
       return reader.fail(field, "repeats the name " + shown(binding.name) + " of io_bindings[" +
                                     std::to_string(it->second) + "]");
     }
-    if (!binding.is_input) {
-      first_output = std::min(first_output, i);
-    } else if (first_output < i) {
-      return reader.fail(field, "input " + shown(binding.name) + " comes after output " +
-                                    shown((*bindings)[first_output].name) + " (io_bindings[" +
-                                    std::to_string(first_output) + "]); inputs must come first");
-    }
+    // Inputs and outputs may interleave, as upstream's reader allows: the
+    // delegate's arguments are the inputs in their order, then the outputs
+    // in theirs (BlobMetadata::input_names, output_names).
   }
   return true;
 }
@@ -340,7 +335,7 @@ bool read_aliases(FieldReader& reader, const Json& list, const std::vector<IoBin
   return true;
 }
 
-bool read_metadata(const Json& doc, BlobVersion version, BlobMetadata* metadata, std::string* error) {
+bool read_metadata(const Json& doc, BlobMetadata* metadata, std::string* error) {
   FieldReader reader(error);
   if (!doc.is_object()) {
     *error = std::string("metadata must be a JSON object, got ") + doc.type_name();
@@ -357,19 +352,10 @@ bool read_metadata(const Json& doc, BlobVersion version, BlobMetadata* metadata,
   if (aliases != doc.end() && !read_aliases(reader, *aliases, metadata->io_bindings, &metadata->aliased_io)) {
     return false;
   }
-  // TR02 exists so that readers which ignore aliased_io refuse the blob
-  // rather than bind aliased outputs to their own buffers. So TR01 must not
-  // carry aliases, and TR02 must say what they are (an explicit [] is
-  // accepted: it cannot be read two ways).
-  if (version == BlobVersion::kTR01 && !metadata->aliased_io.empty()) {
-    *error = "blob magic is TR01 but aliased_io has " + std::to_string(metadata->aliased_io.size()) +
-             " entries; a blob with aliased I/O must be TR02 so that older readers refuse it";
-    return false;
-  }
-  if (version == BlobVersion::kTR02 && aliases == doc.end()) {
-    *error = "blob magic is TR02 (aliased I/O) but the metadata has no \"aliased_io\"";
-    return false;
-  }
+  // TR02 exists so that readers which ignore aliased_io refuse the blob.
+  // This reader reads aliased_io under either magic, as upstream's does: a
+  // TR01 blob's aliases are honoured, and a TR02 blob without the key has
+  // none. The magic tells old readers what to refuse, not this one.
 
   if (const auto it = doc.find("hardware_compatible"); it != doc.end()) {
     if (!reader.boolean(*it, "hardware_compatible", &metadata->hardware_compatible)) return false;
@@ -380,8 +366,12 @@ bool read_metadata(const Json& doc, BlobVersion version, BlobMetadata* metadata,
                                     ? static_cast<std::int64_t>(std::min<std::uint64_t>(
                                           it->get<std::uint64_t>(), std::numeric_limits<std::uint32_t>::max()))
                                     : it->get<std::int64_t>();
-    if (device < 0 || device > std::numeric_limits<std::int32_t>::max()) {
-      return reader.fail("device_id", it->dump() + " is not a CUDA device index (0 to 2147483647)");
+    // -1 is what upstream's writer records for an engine without a device
+    // index; it means the device current when the program loads.
+    if (device < kCurrentDevice || device > std::numeric_limits<std::int32_t>::max()) {
+      return reader.fail("device_id", it->dump() +
+                                          " is not a CUDA device index (0 to 2147483647, or -1 "
+                                          "for the device current at load)");
     }
     metadata->device_id = static_cast<std::int32_t>(device);
   }
@@ -493,7 +483,7 @@ ParseResult<BlobHeader> parse_blob_header(const void* data, std::size_t size) {
   return ParseResult<BlobHeader>::success(header);
 }
 
-ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json, BlobVersion version) {
+ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json, BlobVersion /*version*/) {
   if (json.size() > kMaxMetadataBytes) {
     return ParseResult<BlobMetadata>::failure("metadata is " + std::to_string(json.size()) +
                                               " bytes, more than the " + std::to_string(kMaxMetadataBytes) +
@@ -507,7 +497,7 @@ ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json, BlobVersion
     const Json doc = Json::parse(json.begin(), json.end());
     BlobMetadata metadata;
     std::string error;
-    if (!read_metadata(doc, version, &metadata, &error)) {
+    if (!read_metadata(doc, &metadata, &error)) {
       return ParseResult<BlobMetadata>::failure(std::move(error));
     }
     return ParseResult<BlobMetadata>::success(std::move(metadata));

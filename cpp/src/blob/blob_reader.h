@@ -67,13 +67,20 @@ struct AliasedIo {
   AliasKind kind = AliasKind::kKvCacheUpdate;
 };
 
+// BlobMetadata::device_id of an engine for whichever CUDA device is current
+// on the thread that loads the program (upstream writes it for an engine
+// whose device had no index).
+inline constexpr std::int32_t kCurrentDevice = -1;
+
 struct BlobMetadata {
-  // Inputs first, in delegate-argument order, then outputs in engine order.
+  // The delegate's inputs in argument order and its outputs in engine order;
+  // upstream writes the inputs first, and readers accept them interleaved
+  // (input_names() and output_names() keep each kind's order).
   // Empty: bind by the engine's own I/O names (see binding_names.h).
   std::vector<IoBinding> io_bindings;
   std::vector<AliasedIo> aliased_io;
   bool hardware_compatible = false;
-  std::int32_t device_id = 0;
+  std::int32_t device_id = 0;  // >= 0, or kCurrentDevice
   std::string serialized_metadata;
   std::string target_platform;
 
@@ -94,7 +101,8 @@ struct DelegateBlob {
 // the engine lie inside the blob, in that order, without overlapping.
 ParseResult<BlobHeader> parse_blob_header(const void* data, std::size_t size);
 
-// Parses the metadata JSON of a blob with the given magic.
+// Parses the metadata JSON of a blob with the given magic (TR01 and TR02
+// metadata are read alike).
 ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json,
                                               BlobVersion version);
 

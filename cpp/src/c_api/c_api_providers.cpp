@@ -1,6 +1,7 @@
 // The engine-provider group of c_api.h, over ProviderRegistry. A refused
 // registration is also logged: a provider library loaded at startup often
 // has no caller that reads the TteError.
+#include <cstring>
 #include <string>
 
 #include "backend/provider_registry.h"
@@ -41,6 +42,27 @@ TTE_API const char* tte_engine_provider_name(size_t index) {
 TTE_API TteStatus tte_load_engine_provider_library(const char* path, TteProviderKind kind,
                                                    TteError* error) {
   return report(tte::ProviderRegistry::instance().load_library(path, kind), error);
+}
+
+TTE_API TteStatus tte_engine_provider_runtime(const char* name, char** out_text,
+                                              TteError* error) {
+  tte::ProviderRegistry& registry = tte::ProviderRegistry::instance();
+  tte::Status status;
+  if (name == nullptr || out_text == nullptr) {
+    status = tte::Status(TTE_ERROR_INVALID_ARGUMENT, "name and out_text must not be NULL");
+  } else if (tte::ProviderRef provider = registry.find(name); provider == nullptr) {
+    const std::string why = registry.bundled_error();
+    status = tte::Status(TTE_ERROR_NOT_FOUND, std::string("engine provider '") + name +
+                                                  "' is not registered" +
+                                                  (why.empty() ? "" : ": " + why));
+  } else {
+    *out_text = strdup(provider->describe_runtime().c_str());
+    if (*out_text == nullptr) {
+      status = tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+  }
+  // Not logged: asking about a provider that is absent is a question.
+  return tte::to_c_status(status, error);
 }
 
 }  // extern "C"

@@ -52,13 +52,36 @@ DeviceGuard::~DeviceGuard() {
   }
 }
 
-bool is_integrated_gpu(int device) {
-  int integrated = 0;
-  if (cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, device) != cudaSuccess) {
+int current_cuda_device() {
+  int device = 0;
+  if (cuda_device_count() == 0 || cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return device;
+}
+
+namespace {
+
+bool device_attribute(cudaDeviceAttr attribute, int device) {
+  int value = 0;
+  if (cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  return integrated != 0;
+  return value != 0;
+}
+
+}  // namespace
+
+DeviceTraits device_traits(int device) {
+  DeviceTraits traits;
+  if (device < 0 || device >= cuda_device_count()) {
+    return traits;
+  }
+  traits.integrated = device_attribute(cudaDevAttrIntegrated, device);
+  traits.pageable_memory_access = device_attribute(cudaDevAttrPageableMemoryAccess, device);
+  return traits;
 }
 
 PointerInfo classify_pointer(const void* ptr) {
@@ -83,6 +106,7 @@ PointerInfo classify_pointer(const void* ptr) {
     case cudaMemoryTypeHost:
       info.kind = PointerKind::kHost;
       info.device = attributes.device;
+      info.device_pointer = attributes.devicePointer;
       break;
     default:
       break;
@@ -90,18 +114,26 @@ PointerInfo classify_pointer(const void* ptr) {
   return info;
 }
 
-bool is_device_accessible(const PointerInfo& info, int device, bool integrated) {
+void* device_address(const PointerInfo& info, void* ptr, int device, const DeviceTraits& traits) {
   switch (info.kind) {
     case PointerKind::kDevice:
-      return info.device == device;
+      return info.device == device ? ptr : nullptr;
     case PointerKind::kManaged:
-      return true;
+      return ptr;
     case PointerKind::kHost:
+      // Pinned memory is read over PCIe on a discrete GPU: staged instead.
+      // On an integrated GPU it is the same DRAM, at its mapped address.
+      if (!traits.integrated || info.device_pointer == nullptr) {
+        return nullptr;
+      }
+      return static_cast<char*>(info.device_pointer);
     case PointerKind::kUnregistered:
-      // Integrated GPUs share physical memory with the CPU.
-      return integrated;
+      // Integrated GPUs share DRAM with the CPU, but a kernel may touch
+      // pageable memory only where the device says so (Orin-class iGPUs do
+      // not: they would fault and poison the context).
+      return traits.integrated && traits.pageable_memory_access ? ptr : nullptr;
   }
-  return false;
+  return nullptr;
 }
 
 }  // namespace tte

@@ -40,8 +40,25 @@ class DeviceGuard {
   cudaError_t status_ = cudaSuccess;
 };
 
-// True for integrated GPUs (Jetson), whose kernels read host memory directly.
-bool is_integrated_gpu(int device);
+// NULL or cudaStreamLegacy: the legacy default stream.
+inline bool is_legacy_default_stream(const void* stream) {
+  return stream == nullptr || stream == static_cast<const void*>(cudaStreamLegacy);
+}
+
+// The CUDA device current on this thread; 0 without a device.
+int current_cuda_device();
+
+// What a device's kernels can read besides its own memory.
+struct DeviceTraits {
+  // An integrated GPU (Jetson): device and host share physical memory.
+  bool integrated = false;
+  // cudaDevAttrPageableMemoryAccess: kernels may read ordinary (pageable)
+  // host memory. Jetson Orin-class iGPUs say no: only pinned or managed.
+  bool pageable_memory_access = false;
+};
+
+// Asked once per engine, at load.
+DeviceTraits device_traits(int device);
 
 enum class PointerKind {
   kHost,          // page-locked host memory known to CUDA
@@ -53,13 +70,19 @@ enum class PointerKind {
 struct PointerInfo {
   PointerKind kind = PointerKind::kUnregistered;
   int device = -1;  // owning device for kDevice / kManaged
+  // kHost: the address kernels use for it (cudaHostRegister'd memory may be
+  // mapped elsewhere than its host address); NULL when it is not mapped.
+  void* device_pointer = nullptr;
 };
 
 // Classifies `ptr` with cudaPointerGetAttributes and clears the sticky error
 // it leaves for pointers CUDA does not know.
 PointerInfo classify_pointer(const void* ptr);
 
-// True when a kernel on `device` may dereference `ptr` as is.
-bool is_device_accessible(const PointerInfo& info, int device, bool integrated);
+// The address a kernel on `device` may dereference for the memory `info`
+// describes at `ptr`, or NULL when it must be staged: device memory of
+// `device`, managed memory, and on integrated GPUs pinned host memory (at its
+// mapped address) and, where the device reads it, pageable host memory.
+void* device_address(const PointerInfo& info, void* ptr, int device, const DeviceTraits& traits);
 
 }  // namespace tte

@@ -80,10 +80,11 @@ struct PinnedHostMemory {
   static cudaError_t allocate(void** data, size_t bytes);
   static void free(void* data, int device);
 };
-// Ordinary host memory, 128-byte aligned; needs no CUDA (a failure is
-// reported as cudaErrorMemoryAllocation).
+// Ordinary host memory, 256-byte aligned (what TensorRT asks of every tensor
+// address, so host engines can take it as it is); needs no CUDA (a failure
+// is reported as cudaErrorMemoryAllocation).
 struct AlignedHostMemory {
-  static constexpr size_t kAlignment = 128;
+  static constexpr size_t kAlignment = 256;
   static cudaError_t allocate(void** data, size_t bytes);
   static void free(void* data, int device);
 };

@@ -36,13 +36,16 @@ Status BackendOptionsMap::build(const std::vector<BackendOptionValue>& values) {
       case TTE_OPTION_INT:
         if (value.int_value < std::numeric_limits<int>::min() ||
             value.int_value > std::numeric_limits<int>::max()) {
-          return Status(
-              TTE_ERROR_INVALID_ARGUMENT,
-              "backend option '" + label + "': " + std::to_string(value.int_value) +
-                  " does not fit a 32-bit int (ExecuTorch's option type); pass it as a decimal "
-                  "string");
+          // ExecuTorch's option holds a 32-bit int; a larger one (a budget
+          // of 2 << 30 bytes) travels as its decimal string, which
+          // TensorRTBackend's integer options also take.
+          std::array<char, et::kMaxOptionValueLength> text{};
+          const std::string digits = std::to_string(value.int_value);
+          std::memcpy(text.data(), digits.data(), digits.size());
+          option.value = text;
+        } else {
+          option.value = static_cast<int>(value.int_value);
         }
-        option.value = static_cast<int>(value.int_value);
         break;
       case TTE_OPTION_STRING: {
         if (value.string_value.size() >= et::kMaxOptionValueLength) {

@@ -26,8 +26,8 @@ struct BackendOptionValue {
 class BackendOptionsMap {
  public:
   // Checks every value against ExecuTorch's limits (key and value lengths,
-  // 32-bit ints, 8 backends); a later value for the same backend and key
-  // replaces an earlier one.
+  // 8 backends; an int beyond 32 bits becomes its decimal string); a later
+  // value for the same backend and key replaces an earlier one.
   Status build(const std::vector<BackendOptionValue>& values);
   const executorch::runtime::LoadBackendOptionsMap& map() const { return map_; }
 

@@ -14,6 +14,7 @@ const char kUsage[] =
     "usage: tte-run MODEL.pte [--data F.ptd ...] [--method M] [--input F.npy|VALUE ...]\n"
     "               [--num-runs N] [--warmup N] [--provider LIB ...]\n"
     "               [--option BACKEND.KEY=VALUE ...] [--save-outputs DIR] [--json]\n"
+    "       tte-run --list-providers [--provider LIB ...]\n"
     "\n"
     "Runs method M (default: forward, else the first) of MODEL.pte through the\n"
     "TensorRTBackend plugin and prints each output's dtype, shape and checksum (the\n"
@@ -31,6 +32,9 @@ const char kUsage[] =
     "  --save-outputs DIR  write DIR/output_<i>.npy per tensor output and\n"
     "                      DIR/outputs.json describing them\n"
     "  --json              print one JSON document instead of text\n"
+    "  --list-providers    list the engine providers in selection order and the\n"
+    "                      runtime each found (the native TensorRT provider is\n"
+    "                      registered by the plugin when it is installed beside it)\n"
     "\n"
     "Exit status: 0 ok, 1 failure, 2 usage error.\n";
 
@@ -63,6 +67,8 @@ std::optional<UsageError> parse_arguments(int argc, char** argv, Arguments* args
       std::exit(kExitOk);
     } else if (arg == "--json") {
       args->json = true;
+    } else if (arg == "--list-providers") {
+      args->list_providers = true;
     } else if (arg == "--data" || arg == "--input" || arg == "--provider" || arg == "--option" ||
                arg == "--method" || arg == "--save-outputs" || arg == "--num-runs" ||
                arg == "--warmup") {
@@ -94,7 +100,7 @@ std::optional<UsageError> parse_arguments(int argc, char** argv, Arguments* args
       return UsageError{"more than one model given ('" + args->model + "', '" + arg + "')"};
     }
   }
-  if (args->model.empty()) {
+  if (args->model.empty() && !args->list_providers) {
     return UsageError{"no model given"};
   }
   return std::nullopt;

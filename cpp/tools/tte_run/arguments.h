@@ -26,6 +26,9 @@ struct Arguments {
   std::vector<std::string> options;
   std::string save_dir;
   bool json = false;
+  // --list-providers: print the registered providers and what runtime each
+  // found, then exit (no model needed).
+  bool list_providers = false;
 };
 
 struct UsageError {

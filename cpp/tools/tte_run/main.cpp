@@ -21,9 +21,17 @@
 namespace tte::tools {
 namespace {
 
-const char kNoProvider[] =
-    "no engine provider is registered: this build has no native TensorRT provider; pass "
-    "--provider LIB";
+// Why the plugin registered no native provider (its library is not beside
+// the plugin, or did not load), for the message of a run without providers.
+std::string native_provider_absence() {
+  char* text = nullptr;
+  TteError error{};
+  if (tte_engine_provider_runtime("tensorrt-native", &text, &error) == TTE_OK) {
+    tte_free_string(text);
+    return "";
+  }
+  return error.message;
+}
 
 // A step that failed: the exit status and, for failures, the message.
 struct Failure {
@@ -118,9 +126,31 @@ std::optional<Failure> check_provider_present(TteProgram* program, const std::st
     }
   }
   if (uses_tensorrt && tte_num_engine_providers() == 0) {
-    return Failure{kExitFailure, kNoProvider};
+    return Failure{kExitFailure, "no engine provider is registered (" + native_provider_absence() +
+                                     "); pass --provider LIB"};
   }
   return std::nullopt;
+}
+
+// One line per provider, in selection order: its name and the runtime it
+// found (or why none).
+void list_providers() {
+  for (size_t i = 0; i < tte_num_engine_providers(); ++i) {
+    const char* name = tte_engine_provider_name(i);
+    char* text = nullptr;
+    TteError error{};
+    std::string runtime;
+    if (tte_engine_provider_runtime(name, &text, &error) == TTE_OK) {
+      runtime = text;
+      tte_free_string(text);
+    } else {
+      runtime = error.message;
+    }
+    std::printf("%s%s%s\n", name, runtime.empty() ? "" : ": ", runtime.c_str());
+  }
+  if (tte_num_engine_providers() == 0) {
+    std::printf("no engine provider is registered (%s)\n", native_provider_absence().c_str());
+  }
 }
 
 std::optional<Failure> make_inputs(const Arguments& args, TteProgram* program,
@@ -183,6 +213,10 @@ std::optional<Failure> run_timed(const Arguments& args, TteProgram* program,
 std::optional<Failure> run(const Arguments& args) {
   if (auto failure = load_providers(args)) {
     return failure;
+  }
+  if (args.list_providers) {
+    list_providers();
+    return std::nullopt;
   }
   ProgramHandle program(nullptr, &tte_program_close);
   if (auto failure = open_program(args, &program)) {

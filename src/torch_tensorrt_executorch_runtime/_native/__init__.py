@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import library, methods, program, providers
 from .abi import BACKEND_NAME, CUDA_DEVICE_TYPES
-from .cuda_driver import driver_report
+from .cuda_driver import driver_report, synchronize_current_context
 from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .library import (
     cuda_runtime_candidates,
@@ -45,6 +45,7 @@ from .providers import (
     PROVIDER_KINDS,
     load_provider_library,
     provider_names,
+    provider_runtime,
     register_provider,
     unregister_provider,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "package_root",
     "plugin_path",
     "provider_names",
+    "provider_runtime",
     "register_provider",
     "registration_error",
     "registration_owner",
@@ -102,6 +104,7 @@ __all__ = [
     "set_log_level",
     "set_tensor_library_hooks",
     "shutdown",
+    "synchronize_current_context",
     "tensorrt_library_dirs",
     "unregister_provider",
     "version",

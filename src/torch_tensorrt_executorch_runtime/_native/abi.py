@@ -146,6 +146,12 @@ class TteEngineLoadOptions(Structure):
         ("device_id", c_int32),
         ("has_weight_streaming_budget", c_int32),
         ("weight_streaming_budget", c_int64),
+        ("refuse_engine_host_code", c_int32),
+        ("has_dla_core", c_int32),
+        ("dla_core", c_int32),
+        ("num_plugin_libraries", c_int32),
+        ("plugin_libraries", POINTER(c_char_p)),
+        ("runtime_cache_path", c_char_p),
     ]
 
 
@@ -176,6 +182,9 @@ GetOutputShapeFn = CFUNCTYPE(TteStatus, c_void_p, c_int32, Int64Ptr, c_int32, PO
 SetTensorAddressFn = CFUNCTYPE(TteStatus, c_void_p, c_int32, c_void_p, ErrorPtr)
 EnqueueFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, ErrorPtr)
 DestroyFn = CFUNCTYPE(None, c_void_p)
+EngineCapturableFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, POINTER(c_int32), ErrorPtr)
+DescribeRuntimeFn = CFUNCTYPE(TteStatus, c_void_p, c_char_p, c_uint32, ErrorPtr)
+AttachHostFn = CFUNCTYPE(None, c_void_p, c_void_p)
 # execute(engine, const TteEngineExecution*, error): the compiled binding
 # implements it for Python providers and reads the struct itself.
 ExecuteFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, ErrorPtr)
@@ -201,6 +210,9 @@ class TteEngineProvider(Structure):
         ("set_tensor_address", SetTensorAddressFn),
         ("enqueue", EnqueueFn),
         ("destroy", DestroyFn),
+        ("engine_capturable", EngineCapturableFn),
+        ("describe_runtime", DescribeRuntimeFn),
+        ("attach_host", AttachHostFn),
         ("execute", ExecuteFn),
     ]
 
@@ -310,6 +322,7 @@ PROTOTYPES: dict[str, tuple[object, list[object]]] = {
     "tte_num_engine_providers": (c_size_t, []),
     "tte_engine_provider_name": (c_char_p, [c_size_t]),
     "tte_load_engine_provider_library": (TteStatus, [c_char_p, c_int32, _E]),
+    "tte_engine_provider_runtime": (TteStatus, [c_char_p, POINTER(c_void_p), _E]),
     # Delegate blob reader.
     "tte_blob_describe_json": (TteStatus, [c_void_p, c_uint64, POINTER(c_void_p), _E]),
     # Caller stream.

@@ -45,3 +45,10 @@ def driver_report() -> dict:
             }
         )
     return result
+
+
+def synchronize_current_context() -> None:
+    """Wait for all work of the CUDA context current on this thread (no-op without a driver)."""
+    driver = cuda_driver()
+    if driver is not None:
+        driver.cuCtxSynchronize()

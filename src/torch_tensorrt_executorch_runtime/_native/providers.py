@@ -32,7 +32,7 @@ from pathlib import Path
 from ..errors import Error, MissingPackageError, NotAcceptedError, PluginLoadError, status_of
 from . import abi, methods
 from .abi import TteEngineProvider
-from .plugin import call, lib
+from .plugin import call, lib, take_string
 
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
@@ -82,6 +82,32 @@ def _write_dims(target, dims) -> None:
         target[i] = d
 
 
+def _load_options(options) -> dict:
+    """The C struct's fields as plain values (those past its struct_size left out)."""
+    if not options:
+        return {"device_id": 0}
+    c = options.contents
+
+    def has(field: str) -> bool:
+        descriptor = getattr(abi.TteEngineLoadOptions, field)
+        return c.struct_size >= descriptor.offset + descriptor.size
+
+    budget = c.weight_streaming_budget if c.has_weight_streaming_budget else None
+    libraries: tuple[str, ...] = ()
+    if has("plugin_libraries") and c.num_plugin_libraries > 0 and c.plugin_libraries:
+        libraries = tuple(os.fsdecode(c.plugin_libraries[i]) for i in range(c.num_plugin_libraries))
+    return {
+        "device_id": c.device_id,
+        "weight_streaming_budget": budget,
+        "engine_host_code_allowed": not (has("refuse_engine_host_code") and c.refuse_engine_host_code),
+        "dla_core": c.dla_core if has("dla_core") and c.has_dla_core else None,
+        "plugin_libraries": libraries,
+        "runtime_cache_path": os.fsdecode(c.runtime_cache_path)
+        if has("runtime_cache_path") and c.runtime_cache_path
+        else None,
+    }
+
+
 # ---- callbacks ---------------------------------------------------------------
 
 
@@ -92,12 +118,7 @@ def _deserialize(user_data, plan, plan_size, options, out_engine, error):
         if provider is None:
             raise LookupError("deserialize called for a released provider")
         raw = (ctypes.c_char * plan_size).from_address(plan) if plan_size else (ctypes.c_char * 0)()
-        device_id, budget = 0, None
-        if options:
-            device_id = options.contents.device_id
-            if options.contents.has_weight_streaming_budget:
-                budget = options.contents.weight_streaming_budget
-        engine = provider.deserialize(memoryview(raw).cast("B"), device_id, budget)
+        engine = provider.deserialize(memoryview(raw).cast("B"), _load_options(options))
         handle = methods.compiled().engine_new(engine)
         with _lock:
             _engines[handle] = engine
@@ -198,6 +219,27 @@ def _close(adapter, what: str) -> None:
         logger.warning("closing %s failed", what, exc_info=True)
 
 
+@abi.EngineCapturableFn
+def _engine_capturable(engine, stream, out_capturable, error):
+    try:
+        out_capturable[0] = 1 if _engine(engine).capturable(stream) else 0
+        return 0
+    except BaseException as exc:
+        return _fail(error, exc, "engine_capturable")
+
+
+@abi.DescribeRuntimeFn
+def _describe_runtime(user_data, text, capacity, error):
+    try:
+        provider = _providers.get(user_data or 0)
+        line = provider.describe_runtime() if provider is not None else ""
+        data = line.encode("utf-8")[: max(capacity - 1, 0)].decode("utf-8", errors="ignore").encode("utf-8")
+        ctypes.memmove(text, data + b"\0", len(data) + 1)
+        return 0
+    except BaseException as exc:
+        return _fail(error, exc, "describe_runtime")
+
+
 @abi.DestroyFn
 def _destroy(engine):
     with _lock:
@@ -255,6 +297,8 @@ def register_provider(provider) -> None:
         set_tensor_address=_set_tensor_address,
         enqueue=_enqueue,
         destroy=_destroy,
+        engine_capturable=_engine_capturable,
+        describe_runtime=_describe_runtime,
         execute=execute,
     )
     with _lock:
@@ -277,6 +321,13 @@ def unregister_provider(name: str) -> None:
     call(lib().tte_unregister_engine_provider, name.encode("utf-8"))
     with _lock:
         _ids_by_name.pop(name, None)
+
+
+def provider_runtime(name: str) -> str:
+    """What provider `name` says about the runtime it uses; raises NotFoundError when it is not registered."""
+    text = ctypes.c_void_p()
+    call(lib().tte_engine_provider_runtime, name.encode("utf-8"), ctypes.byref(text))
+    return take_string(text)
 
 
 def provider_names() -> list[str]:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from .. import _activation, _native
-from ..errors import DelegateCompatibilityError
+from ..errors import DelegateCompatibilityError, Error
 from ..providers import tensorrt_python
 
 EXECUTORCH_PIN = "1.5.1"
@@ -101,9 +101,11 @@ def collect() -> dict:
         )
 
     report["providers"] = []
+    report["native_provider"] = {"registered": False, "runtime": None, "detail": None}
     if loaded and plugin.get("owns_registration"):
         report["providers"] = _native.provider_names()
         report["tensorrt_provider"] = _activation.tensorrt_provider()
+        report["native_provider"] = _native_provider()
 
     modules = []
     for module in tensorrt_python.DEFAULT_MODULES:
@@ -114,7 +116,7 @@ def collect() -> dict:
     report["tensorrt_libraries"] = {
         package: [str(p) for p in paths] for package, paths in _native.tensorrt_library_dirs().items()
     }
-    if "tensorrt-native" not in report["providers"] and not any(m["installed"] for m in modules):
+    if not report["native_provider"]["runtime"] and not any(m["installed"] for m in modules):
         missing(
             "a TensorRT runtime (needed to run real engines)",
             "pip install 'torch-tensorrt-executorch-runtime[tensorrt]' (or [lean], [rtx])",
@@ -138,6 +140,16 @@ def collect() -> dict:
     return report
 
 
+def _native_provider() -> dict:
+    """Whether the native provider is registered and which TensorRT library it found (or why none)."""
+    try:
+        line = _native.provider_runtime(_activation.NATIVE_PROVIDER)
+    except Error as exc:  # not registered: the plugin says why
+        return {"registered": False, "runtime": None, "detail": str(exc)}
+    found = line.startswith("TensorRT ")
+    return {"registered": True, "runtime": line if found else None, "detail": None if found else line}
+
+
 def format_text(report: dict) -> str:
     lines = []
     plugin = report["plugin"]
@@ -153,6 +165,13 @@ def format_text(report: dict) -> str:
     et = report["executorch"]
     lines.append(f"executorch:    {et['version'] or 'not installed'}" + (f" at {et['path']}" if et["path"] else ""))
     lines.append(f"providers:     {', '.join(report['providers']) or 'none'}")
+    native = report["native_provider"]
+    if native["runtime"]:
+        lines.append(f"native:        {native['runtime']}")
+    elif native["registered"]:
+        lines.append(f"native:        registered, no TensorRT library: {native['detail']}")
+    else:
+        lines.append(f"native:        not available: {native['detail'] or 'the plugin did not load'}")
     trt = ", ".join(
         f"{m['module']} {m['version'] or ''}".strip() for m in report["tensorrt_python"] if m["installed"]
     )

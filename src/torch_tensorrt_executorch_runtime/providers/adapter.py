@@ -116,6 +116,10 @@ class EngineAdapter:
                     known[index] = address
         self.engine.enqueue(stream)
 
+    def capturable(self, stream: int | None) -> bool:
+        capturable = getattr(self.engine, "capturable", None)
+        return True if capturable is None else bool(capturable(stream))
+
     def close(self) -> None:
         close = getattr(self.engine, "close", None)
         if close is not None:
@@ -136,10 +140,11 @@ class ProviderAdapter:
         self.capturable = bool(capturable)
         self.kind = kind
 
-    def deserialize(self, plan: memoryview, device_id: int, weight_streaming_budget: int | None) -> EngineAdapter:
-        options = EngineLoadOptions(device_id=device_id, weight_streaming_budget=weight_streaming_budget)
+    def deserialize(self, plan: memoryview, fields: dict) -> EngineAdapter:
+        """`fields`: the load options the backend passed, as EngineLoadOptions' fields."""
+        options = EngineLoadOptions(**fields)
         try:
-            engine = self.provider.deserialize(plan, device_id, options)
+            engine = self.provider.deserialize(plan, options.device_id, options)
         finally:
             try:
                 plan.release()
@@ -148,6 +153,10 @@ class ProviderAdapter:
         if engine is None:
             raise NotAcceptedError(f"provider '{self.name}' does not accept this plan")
         return EngineAdapter(engine, self.name)
+
+    def describe_runtime(self) -> str:
+        describe = getattr(self.provider, "describe_runtime", None)
+        return str(describe()) if describe is not None else ""
 
     def close(self) -> None:
         close = getattr(self.provider, "close", None)

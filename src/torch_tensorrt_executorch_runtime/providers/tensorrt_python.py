@@ -36,6 +36,7 @@ from .. import _dtypes, _native
 from ..errors import (
     ExecutionError,
     InvalidArgumentError,
+    InvalidProgramError,
     MissingPackageError,
     NoDeviceError,
     NotAcceptedError,
@@ -56,10 +57,6 @@ PIP_PACKAGES = {
     "tensorrt_dispatch": "tensorrt-dispatch-cu13",
     "tensorrt_rtx": "tensorrt-rtx-cu13",
 }
-# Version-compatible engines embed their own lean runtime, which these
-# runtimes must be allowed to run.
-HOST_CODE_MODULES = ("tensorrt_lean", "tensorrt_dispatch")
-
 INSTALL_HINT = (
     "no TensorRT Python runtime is installed: pip install 'torch-tensorrt-executorch-runtime[tensorrt]' "
     "(tensorrt-cu13, any engine of TensorRT 11.1), or [lean] (tensorrt-lean-cu13, version-compatible "
@@ -136,15 +133,16 @@ class TensorRTProvider:
         modules: Sequence[str] | None = None,
         *,
         device_count: Callable[[], int] | None = None,
-        allow_host_code: bool = True,
+        synchronize: Callable[[], None] | None = None,
     ):
         self._requested = tuple(modules) if modules else None
         self._device_count = device_count
-        self._allow_host_code = allow_host_code
+        self._synchronize = synchronize
         self._lock = threading.Lock()
         self._modules: dict[str, object] = {}
-        self._runtimes: dict[tuple[str, int], object] = {}
+        self._runtimes: dict[tuple[str, int], _Runtime] = {}
         self._loggers: dict[str, object] = {}
+        self._plugins_initialized: set[str] = set()
         self._errors = threading.local()
 
     # TensorRT's logger: forward to ours, and remember errors so that a
@@ -175,6 +173,18 @@ class TensorRTProvider:
             return int(self._device_count())
         return _native.cuda_device_count()
 
+    def synchronize(self) -> None:
+        """Wait for the device's work (the one-time profile switches at load)."""
+        if self._synchronize is not None:
+            self._synchronize()
+        else:
+            _native.synchronize_current_context()
+
+    def describe_runtime(self) -> str:
+        """Which TensorRT Python modules this provider would use (none imported)."""
+        found = installed_modules(self._requested)
+        return ("TensorRT Python modules: " + ", ".join(found)) if found else INSTALL_HINT
+
     def _import(self) -> list[tuple[str, object]]:
         names = configured_modules(self._requested)
         loaded = []
@@ -202,7 +212,7 @@ class TensorRTProvider:
             raise MissingPackageError(INSTALL_HINT + detail)
         return loaded
 
-    def _runtime(self, name: str, module, device_id: int):
+    def _runtime(self, name: str, module, device_id: int) -> _Runtime:
         key = (name, device_id)
         with self._lock:
             runtime = self._runtimes.get(key)
@@ -212,11 +222,17 @@ class TensorRTProvider:
             if trt_logger is None:
                 trt_logger = _make_logger(module, lambda s, m, n=name: self._log(n, s, m))
                 self._loggers[name] = trt_logger
-            runtime = module.Runtime(trt_logger)
-            if runtime is None:
+            # TensorRT's own plugins, as Polygraphy registers them before
+            # every deserialize (the full and RTX modules only have them).
+            init_plugins = getattr(module, "init_libnvinfer_plugins", None)
+            if init_plugins is not None and name not in self._plugins_initialized:
+                self._plugins_initialized.add(name)
+                if not init_plugins(trt_logger, ""):
+                    logger.warning("%s could not register TensorRT's plugins", name)
+            trt_runtime = module.Runtime(trt_logger)
+            if trt_runtime is None:
                 raise NoDeviceError(f"{name}.Runtime could not be created on CUDA device {device_id}")
-            if self._allow_host_code and name in HOST_CODE_MODULES and hasattr(runtime, "engine_host_code_allowed"):
-                runtime.engine_host_code_allowed = True
+            runtime = _Runtime(trt_runtime)
             self._runtimes[key] = runtime
             return runtime
 
@@ -233,13 +249,16 @@ class TensorRTProvider:
             raise NoDeviceError(f"the engine wants CUDA device {device_id}, but this process sees {count}")
         attempts = []
         for name, module in self._import():
-            with self._collect_errors() as errors:
-                runtime = self._runtime(name, module, device_id)
-                engine = runtime.deserialize_cuda_engine(plan)
+            runtime = self._runtime(name, module, device_id)
+            with runtime.lock, self._collect_errors() as errors:
+                runtime.apply(name, options)
+                engine = runtime.trt.deserialize_cuda_engine(plan)
             if engine is not None:
                 return TensorRTEngine(name, module, engine, options, self)
             version = getattr(module, "__version__", "?")
             reason = errors[-1] if errors else "no reason given"
+            if not options.engine_host_code_allowed:
+                reason += " (engine host code is refused: load option engine_host_code_allowed=False)"
             attempts.append(f"{name} {version}: {reason}")
         raise ExecutionError(
             "no installed TensorRT runtime could deserialize the engine ("
@@ -249,38 +268,144 @@ class TensorRTProvider:
         )
 
 
+class _Runtime:
+    """One TensorRT runtime and the settings its next deserialize needs (runtime state, not per engine)."""
+
+    def __init__(self, trt_runtime):
+        self.trt = trt_runtime
+        self.lock = threading.Lock()
+        self.plugin_libraries: set[str] = set()
+
+    def apply(self, name: str, options: EngineLoadOptions) -> None:
+        # Version-compatible plans embed the lean runtime as host code, which
+        # TensorRT runs only when allowed (NvInferRuntime.h:2139,
+        # setEngineHostCodeAllowed, default false); trtexec and Polygraphy
+        # allow it on every runtime, full ones included.
+        if hasattr(self.trt, "engine_host_code_allowed"):
+            self.trt.engine_host_code_allowed = bool(options.engine_host_code_allowed)
+        if options.dla_core is not None:
+            cores = int(getattr(self.trt, "num_DLA_cores", 0))
+            if not 0 <= options.dla_core < cores:
+                raise InvalidArgumentError(
+                    f"load option dla_core={options.dla_core}: this device has {cores} DLA core(s)"
+                    + (" (DLA exists on Jetson AGX/NX modules only)" if cores == 0 else "")
+                )
+            self.trt.DLA_core = int(options.dla_core)
+        elif hasattr(self.trt, "DLA_core"):
+            self.trt.DLA_core = -1
+        for path in options.plugin_libraries:
+            if path in self.plugin_libraries:
+                continue
+            if self.trt.get_plugin_registry().load_library(path) is None:
+                raise InvalidArgumentError(
+                    f"{name} could not load plugin library '{path}' (load option plugin_libraries): the file is "
+                    "missing, is not a TensorRT plugin library, or registers a plugin already registered"
+                )
+            self.plugin_libraries.add(path)
+
+
+def _is_host_location(trt, engine, name: str) -> bool:
+    location = getattr(trt, "TensorLocation", None)
+    get = getattr(engine, "get_tensor_location", None)
+    return location is not None and get is not None and get(name) == location.HOST
+
+
+def _format_problem(trt, engine, name: str, profile: int) -> str | None:
+    """Why tensor `name` is not linear in `profile` (NvInferRuntime.h:1421 kLINEAR), or None."""
+    tensor_format = getattr(trt, "TensorFormat", None)
+    describe = getattr(engine, "get_tensor_format_desc", None)
+    desc = describe(name, profile) if describe is not None else ""
+    if tensor_format is not None and hasattr(engine, "get_tensor_format"):
+        if engine.get_tensor_format(name, profile) != tensor_format.LINEAR:
+            return desc or str(engine.get_tensor_format(name, profile))
+        return None
+    # The lean and dispatch modules have no TensorFormat enum: ask whether the
+    # format packs components (vectorized formats) and what TensorRT calls it.
+    vectorized = getattr(engine, "get_tensor_vectorized_dim", None)
+    components = getattr(engine, "get_tensor_components_per_element", None)
+    if vectorized is not None and vectorized(name, profile) != -1:
+        return desc or "a vectorized format"
+    if components is not None and components(name, profile) not in (-1, 1):
+        return desc or "a vectorized format"
+    if desc and "linear" not in desc.lower():
+        return desc
+    return None
+
+
 class TensorRTEngine:
-    """One deserialized engine and its execution context."""
+    """One deserialized engine and one execution context per optimization profile."""
 
     def __init__(self, module_name: str, trt, engine, options: EngineLoadOptions, provider: TensorRTProvider):
         self._module_name = module_name
         self._trt = trt
         self._engine = engine
         self._provider = provider
-        self._apply_weight_streaming(options.weight_streaming_budget)
-        with provider._collect_errors() as errors:
-            self._context = engine.create_execution_context()
-        if self._context is None:
-            reason = errors[-1] if errors else "out of device memory?"
-            raise ExecutionError(f"{module_name} could not create an execution context: {reason}")
+        self._contexts: list = []
+        self._profile = 0
+        self._runtime_cache = None
+        self._runtime_cache_path = options.runtime_cache_path
+        self._check_capability()
+        self.streams_weights = self._apply_weight_streaming(options.weight_streaming_budget)
         self.io_tensors = self._describe()
-        self.num_profiles = int(engine.num_optimization_profiles)
+        self.num_profiles = max(1, int(engine.num_optimization_profiles))
+        self._create_contexts()
+        self._refuse_data_dependent_outputs()
 
-    def _apply_weight_streaming(self, budget: int | None) -> None:
-        if budget is None:
-            return
-        streamable = getattr(self._engine, "streamable_weights_size", 0)
-        if not streamable:
-            logger.warning(
-                "weight_streaming_budget=%d ignored: the engine was not built with weight streaming", budget
+    def _check_capability(self) -> None:
+        capability = getattr(self._engine, "engine_capability", None)
+        standard = getattr(getattr(self._trt, "EngineCapability", None), "STANDARD", None)
+        if capability is not None and standard is not None and capability != standard:
+            raise NotSupportedError(
+                f"the engine was built with EngineCapability {getattr(capability, 'name', capability)} (safety or "
+                "standalone DLA); only STANDARD engines run through the TensorRT runtime"
             )
-            return
-        self._engine.weight_streaming_budget_v2 = int(budget)
+
+    def _apply_weight_streaming(self, budget: int | None) -> bool:
+        """The native provider's rules: an explicit budget clamped to the streamable size, else TensorRT's
+        automatic budget, else 0; read back, since the binding drops the setter's result. Returns whether
+        weights stream (enqueue then synchronizes and cannot be captured, NvInferRuntime.h:4642)."""
+        engine = self._engine
+        streamable = int(getattr(engine, "streamable_weights_size", 0) or 0)
+        if streamable <= 0:
+            if budget is not None:
+                logger.warning(
+                    "weight_streaming_budget=%d ignored: the engine was not built with weight streaming; "
+                    "all its weights stay on the device",
+                    budget,
+                )
+            return False
+        if budget is not None and budget < 0:
+            raise InvalidArgumentError(f"weight_streaming_budget must be a byte count >= 0, got {budget}")
+        wanted = min(int(budget), streamable) if budget is not None else int(engine.get_weight_streaming_automatic_budget())
+        engine.weight_streaming_budget_v2 = wanted
+        applied = int(engine.weight_streaming_budget_v2)
+        if applied != wanted:
+            if budget is not None:
+                raise ExecutionError(
+                    f"TensorRT refused a weight streaming budget of {wanted} bytes (streamable weights: "
+                    f"{streamable} bytes)"
+                )
+            logger.warning(
+                "TensorRT refused its automatic weight streaming budget of %d bytes; streaming all weights", wanted
+            )
+            engine.weight_streaming_budget_v2 = 0
+            applied = int(engine.weight_streaming_budget_v2)
+            if applied != 0:
+                raise ExecutionError(f"TensorRT refused weight streaming budgets of {wanted} (automatic) and 0 bytes")
+        logger.info(
+            "weight streaming: budget %d of %d streamable bytes (%s)",
+            applied,
+            streamable,
+            "requested" if budget is not None else "automatic",
+        )
+        return applied < streamable
 
     def _describe(self) -> list[IoTensor]:
         trt = self._trt
         engine = self._engine
         aliased_of = getattr(engine, "get_aliased_input_tensor", None)
+        shape_io = getattr(engine, "is_shape_inference_io", None)
+        profiles = max(1, int(engine.num_optimization_profiles))
         tensors = []
         for index in range(engine.num_io_tensors):
             name = engine.get_tensor_name(index)
@@ -292,10 +417,25 @@ class TensorRTEngine:
                     f"tensor '{name}' has TensorRT dtype {dtype_name}, which ExecuTorch cannot hold "
                     f"(supported: {', '.join(_dtypes.tensorrt_names())})"
                 )
+            is_shape_tensor = bool(shape_io(name)) if shape_io is not None else False
+            # What the native provider refuses too: memory the backend does not
+            # give (kHOST tensors other than shape tensors, NvInferRuntime.h:3105)
+            # and layouts it does not write (anything but linear).
+            if not is_shape_tensor and _is_host_location(trt, engine, name):
+                raise NotSupportedError(
+                    f"tensor '{name}' lives in host memory (TensorLocation.HOST); this provider binds device "
+                    "memory only"
+                )
+            for profile in range(profiles):
+                problem = _format_problem(trt, engine, name, profile)
+                if problem is not None:
+                    raise NotSupportedError(
+                        f"tensor '{name}' uses TensorRT format '{problem}' in profile {profile}; only linear "
+                        "(contiguous row-major) I/O is supported: build the engine with linear I/O formats"
+                    )
             aliased = None
             if not is_input and aliased_of is not None:
                 aliased = aliased_of(name) or None
-            shape_io = getattr(engine, "is_shape_inference_io", None)
             tensors.append(
                 IoTensor(
                     name=name,
@@ -303,18 +443,91 @@ class TensorRTEngine:
                     dtype=dtype,
                     rank=len(engine.get_tensor_shape(name)),
                     aliased_input=aliased,
-                    is_shape_tensor=bool(shape_io(name)) if shape_io is not None else False,
+                    is_shape_tensor=is_shape_tensor,
                 )
             )
         return tensors
+
+    def _runtime_config(self):
+        """TensorRT-RTX: a runtime config carrying the kernel cache kept at runtime_cache_path."""
+        path = self._runtime_cache_path
+        create = getattr(self._engine, "create_runtime_config", None)
+        if not path or create is None:
+            if path:
+                logger.info("runtime_cache_path ignored: %s keeps no runtime cache", self._module_name)
+            return None
+        config = create()
+        cache = config.create_runtime_cache()
+        try:
+            with open(path, "rb") as file:
+                if not cache.deserialize(file.read()):
+                    logger.warning("runtime cache %s does not fit this TensorRT-RTX, GPU or driver; starting anew", path)
+        except FileNotFoundError:
+            pass
+        config.set_runtime_cache(cache)
+        self._runtime_cache = cache
+        return config
+
+    def _create_contexts(self) -> None:
+        # One context per optimization profile, switched once here: a switch
+        # "will trigger layer resource updates on the next call of enqueueV3"
+        # (NvInferRuntime.h:4272), which a CUDA-graph replay never makes.
+        # Each context allocates for its own profile only.
+        strategy = getattr(getattr(self._trt, "ExecutionContextAllocationStrategy", None), "ON_PROFILE_CHANGE", None)
+        config = self._runtime_config()
+        for profile in range(self.num_profiles):
+            with self._provider._collect_errors() as errors:
+                if config is not None:
+                    context = self._engine.create_execution_context(config)
+                elif strategy is not None and self.num_profiles > 1:
+                    context = self._engine.create_execution_context(strategy)
+                else:
+                    context = self._engine.create_execution_context()
+            if context is None:
+                reason = errors[-1] if errors else "out of device memory?"
+                raise ExecutionError(f"{self._module_name} could not create an execution context: {reason}")
+            if profile > 0:
+                try:
+                    context.set_optimization_profile_async(profile, 0)
+                except RuntimeError as exc:
+                    raise ExecutionError(f"TensorRT could not select optimization profile {profile}: {exc}") from exc
+            self._contexts.append(context)
+        if self.num_profiles > 1:
+            self._provider.synchronize()
+
+    def _refuse_data_dependent_outputs(self) -> None:
+        """Every input at its largest profile-0 shape; an output still unknown depends on data."""
+        if any(t.is_shape_tensor for t in self.io_tensors):
+            return
+        context = self._contexts[0]
+        for tensor in self.io_tensors:
+            if tensor.is_input:
+                largest = tuple(int(d) for d in self._engine.get_tensor_profile_shape(tensor.name, 0)[2])
+                if not context.set_input_shape(tensor.name, largest):
+                    raise InvalidProgramError(f"TensorRT refused the largest shape {list(largest)} of input '{tensor.name}'")
+        for tensor in self.io_tensors:
+            if not tensor.is_input:
+                shape = tuple(int(d) for d in context.get_tensor_shape(tensor.name))
+                if any(d < 0 for d in shape):
+                    raise NotSupportedError(
+                        f"output '{tensor.name}' has a data-dependent shape {list(shape)}: engines whose outputs "
+                        "need a TensorRT output allocator are not supported"
+                    )
+
+    @property
+    def _context(self):
+        return self._contexts[self._profile]
 
     def profile_shape(self, profile: int, name: str):
         shapes = self._engine.get_tensor_profile_shape(name, profile)
         return tuple(tuple(int(d) for d in dims) for dims in shapes)
 
     def select_profile(self, profile: int, stream: int | None) -> None:
-        if not self._context.set_optimization_profile_async(profile, stream or 0):
-            raise InvalidArgumentError(f"TensorRT refused optimization profile {profile}")
+        if not 0 <= profile < len(self._contexts):
+            raise InvalidArgumentError(
+                f"optimization profile {profile} does not exist (the engine has {len(self._contexts)})"
+            )
+        self._profile = profile
 
     def set_input_shape(self, name: str, shape: tuple[int, ...]) -> None:
         with self._provider._collect_errors() as errors:
@@ -330,6 +543,14 @@ class TensorRTEngine:
         if not self._context.set_tensor_address(name, address):
             raise InvalidArgumentError(f"TensorRT refused the address of tensor '{name}'")
 
+    def capturable(self, stream: int | None) -> bool:
+        """Whether this enqueue may be captured into a CUDA graph now."""
+        if self.streams_weights:
+            return False
+        # TensorRT-RTX says per context and stream (lazy kernels, allocation).
+        ask = getattr(self._context, "is_stream_capturable", None)
+        return True if ask is None else bool(ask(stream or 0))
+
     def enqueue(self, stream: int | None) -> None:
         with _nvtx_range(f"TensorRTBackend enqueue ({self._module_name})"):
             with self._provider._collect_errors() as errors:
@@ -339,8 +560,23 @@ class TensorRTEngine:
             raise ExecutionError(f"TensorRT enqueue failed: {reason}")
 
     def close(self) -> None:
-        self._context = None
+        self._save_runtime_cache()
+        self._contexts = []
         self._engine = None
+
+    def _save_runtime_cache(self) -> None:
+        cache, path = self._runtime_cache, self._runtime_cache_path
+        self._runtime_cache = None
+        if cache is None or not path:
+            return
+        try:
+            data = cache.serialize()
+            temporary = f"{path}.{os.getpid()}.tmp"
+            with open(temporary, "wb") as file:
+                file.write(memoryview(data))
+            os.replace(temporary, path)  # atomic: a reader never sees half a cache
+        except OSError as exc:
+            logger.warning("could not write the runtime cache %s: %s", path, exc)
 
 
 def register(modules: Sequence[str] | None = None) -> str:

@@ -28,10 +28,20 @@ class IoTensor:
 
 @dataclasses.dataclass(frozen=True)
 class EngineLoadOptions:
-    """What the backend passes to `deserialize` besides the plan."""
+    """What the backend passes to `deserialize` besides the plan (the load options of docs/python.md)."""
 
     device_id: int
+    # Bytes of weights to keep on the device (load option, else compile spec).
     weight_streaming_budget: int | None = None
+    # False: refuse plans that carry host code (version-compatible plans embed
+    # the lean runtime); the default allows it, as trtexec and Polygraphy do.
+    engine_host_code_allowed: bool = True
+    # The DLA core to run the engine on (Jetson), None for the GPU.
+    dla_core: int | None = None
+    # Plugin libraries to load into the runtime before deserializing.
+    plugin_libraries: tuple[str, ...] = ()
+    # TensorRT-RTX: a file that keeps compiled kernels between processes.
+    runtime_cache_path: str | None = None
 
 
 @runtime_checkable
@@ -52,11 +62,16 @@ class Engine(Protocol):
     def enqueue(self, stream: int | None) -> None:
         """Launch the engine on `stream` (a cudaStream_t as int; None for host providers)."""
 
-    # Optional: select_profile(profile: int, stream: int | None) -> None and
-    # close() -> None (called when the backend destroys the engine).
+    # Optional: select_profile(profile: int, stream: int | None) -> None,
+    # capturable(stream: int) -> bool (asked before a CUDA-graph capture;
+    # absent: capturable), and close() -> None (called when the backend
+    # destroys the engine).
 
 
 @runtime_checkable
 class EngineProvider(Protocol):
     def deserialize(self, plan: memoryview, device_id: int, options: EngineLoadOptions) -> Engine | None:
         """Return an engine, or None / raise NotAcceptedError for a plan in another format."""
+
+    # Optional: describe_runtime() -> str, one line for `doctor` about the
+    # runtime it uses.
