@@ -6,14 +6,21 @@ can run there. Prints one JSON document and a table; never asserts.
 
   python bench/bench_gpu.py --programs DIR --providers DIR --bin DIR --tte-run FILE [--out FILE]
 
-- delegate call, device-resident I/O, null kernel, C test provider (through
-  tte-run, a C++ process over the C API) / bare kernel launch + sync   goal <= 1.3
-- the same through a Python-protocol provider whose enqueue launches the null
-  kernel with cupy, driven from Python / bare launch + sync            goal <= 2.5
-- CUDA-graph replay of the delegate / bare cudaGraphLaunch + sync      goal <= 1.1
-- host-I/O staging of 64 MB in and out / pinned cudaMemcpy peak        goal >= 0.85
-  (next to the pageable cudaMemcpy upstream's approach is bound by)
-- host copies made on the device-resident path                          goal 0
+Baselines, all measured here: a null kernel launch + stream sync from Python
+(cupy), a cudaGraphLaunch of it + sync from Python (cupy), torch eager ops,
+and pinned cudaMemcpy of 64 MB (tte-cuda-baselines, C++). Goals:
+
+- Program.run, device-resident I/O, null kernel, views / bare launch     <= 1.5
+- Program.forward (owned outputs) / bare launch                          <= 2.0
+- Program.run with cuda_graphs=True / bare cudaGraphLaunch               <= 1.3
+- add_one over 1M floats, Program.forward / torch eager x + 1            <= 1.5
+- through a Python-protocol provider (cupy null kernel) / bare launch    <= 2.5
+- 64 MB in and out through a host-I/O program, page-locked caller,
+  throughput / pinned cudaMemcpy                                          >= 0.85
+- host copies made on the device-resident path                            == 0
+and, with no goal yet, an LLM-shaped loop: 1000 decode steps of a program
+whose KV cache is an aliased input (TR02, kv_update), per step, against the
+same step in torch eager ops. The C path (tte-run) is kept as a reference.
 """
 
 from __future__ import annotations
@@ -36,13 +43,100 @@ def run_json(cmd: list[str]) -> dict:
     return json.loads(done.stdout)
 
 
+def p50_us(call, runs: int, warmup: int = 50) -> float:
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        call()
+        samples.append(time.perf_counter_ns() - start)
+    return statistics.median(samples) / 1000.0
+
+
 def tte_run_p50_us(binary: Path, program: Path, provider: Path, runs: int, *extra: str) -> dict:
     doc = run_json([str(binary), str(program), "--provider", str(provider), "--num-runs", str(runs),
                     "--warmup", "50", "--json", *extra])
     return {k: v * 1000.0 for k, v in doc["latency_ms"].items()}
 
 
-def python_provider_p50_us(program: Path, runs: int) -> float:
+# ---- baselines from Python --------------------------------------------------------------
+
+
+class PythonBaselines:
+    """A null kernel launched from Python with cupy, plainly and as a CUDA graph."""
+
+    def __init__(self):
+        import cupy
+
+        self.cupy = cupy
+        self.kernel = cupy.RawKernel(r'extern "C" __global__ void tte_null() {}', "tte_null")
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+
+    def launch_sync_us(self, runs: int) -> float:
+        kernel, stream = self.kernel, self.stream
+
+        def call():
+            kernel((1,), (1,), (), stream=stream)
+            stream.synchronize()
+
+        return p50_us(call, runs)
+
+    def graph_launch_sync_us(self, runs: int) -> float | None:
+        stream = self.stream
+        try:
+            stream.begin_capture()
+            self.kernel((1,), (1,), (), stream=stream)
+            graph = stream.end_capture()
+        except (AttributeError, RuntimeError, self.cupy.cuda.runtime.CUDARuntimeError):
+            return None
+
+        def call():
+            graph.launch(stream)
+            stream.synchronize()
+
+        return p50_us(call, runs)
+
+
+# ---- measurements ------------------------------------------------------------------------
+
+
+def program_calls(programs: Path, runs: int) -> dict:
+    """Program.run / forward / cuda_graphs on the null program, add_one 1M against torch eager."""
+    import torch
+
+    import torch_tensorrt_executorch_runtime as tte
+
+    out = {}
+    x = torch.zeros(256, device="cuda")
+    null = tte.load(programs / "null_resident.pte")
+    out["run_views_us"] = p50_us(lambda: null.run([x], copy=False), runs)
+    out["forward_owned_us"] = p50_us(lambda: null.forward(x), runs)
+    graphs = tte.load(programs / "null_resident.pte", options={"cuda_graphs": True})
+    out["run_cuda_graphs_us"] = p50_us(lambda: graphs.run([x], copy=False), runs)
+
+    big = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
+    add_one = tte.load(programs / "add_one_device_resident.pte")
+    stream = torch.cuda.current_stream()
+
+    def eager():
+        y = big + 1
+        stream.synchronize()
+        return y
+
+    out["add_one_1m_forward_us"] = p50_us(lambda: add_one.forward(big), runs)
+    out["add_one_1m_torch_eager_us"] = p50_us(eager, runs)
+    null_out = torch.empty(256, device="cuda")
+
+    def eager_null():
+        torch.add(x, 1, out=null_out)
+        stream.synchronize()
+
+    out["torch_add_out_256_us"] = p50_us(eager_null, runs)
+    return out
+
+
+def python_provider_us(program: Path, runs: int) -> float:
     """Program.run from Python with a Python-protocol provider launching a cupy null kernel."""
     import cupy
     import torch
@@ -82,23 +176,30 @@ def python_provider_p50_us(program: Path, runs: int) -> float:
     register_provider(NullProvider(), name="bench-python-null", memory="device", capturable=False)
     program_ = tte.load(program, options={"provider": "bench-python-null"})
     x = torch.zeros(256, device="cuda")
-    for _ in range(50):
-        program_.run([x], copy=False)
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter_ns()
-        program_.run([x], copy=False)
-        samples.append((time.perf_counter_ns() - t0) / 1000.0)
-    return statistics.median(samples)
+    return p50_us(lambda: program_.run([x], copy=False), runs)
 
 
-def host_copies_on_device_path(program: Path, provider_lib: Path) -> dict:
+def host_staging(programs: Path, runs: int) -> dict:
+    """64 MB in and out through a host-I/O program: page-locked and pageable callers, views."""
     import torch
 
     import torch_tensorrt_executorch_runtime as tte
 
-    if "test-cuda" not in set(tte.providers.providers()):
-        tte.providers.register_provider_library(str(provider_lib))
+    program = tte.load(programs / "identity_64mb_host.pte")
+    pinned = torch.ones(MB64 // 4).pin_memory()
+    pageable = torch.ones(MB64 // 4)
+    return {
+        "pinned_caller_us": p50_us(lambda: program.run([pinned], copy=False), runs, warmup=3),
+        "pageable_caller_us": p50_us(lambda: program.run([pageable], copy=False), runs, warmup=3),
+        "pinned_caller_input_is_pinned": bool(pinned.is_pinned()),
+    }
+
+
+def host_copies_on_device_path(program: Path) -> dict:
+    import torch
+
+    import torch_tensorrt_executorch_runtime as tte
+
     prog = tte.load(program)
     x = torch.zeros(1 << 20, device="cuda")
     prog.forward(x)
@@ -107,6 +208,62 @@ def host_copies_on_device_path(program: Path, provider_lib: Path) -> dict:
         prog.forward(x)
     s = tte.runtime_stats()
     return {"runs": 100, "h2d_copies": s["h2d_copies"], "d2h_copies": s["d2h_copies"], "d2d_copies": s["d2d_copies"]}
+
+
+def decode_loop(program: Path, steps: int) -> dict:
+    """1000 decode steps of a program whose KV cache is an aliased input, against torch eager."""
+    import torch
+
+    import torch_tensorrt_executorch_runtime as tte
+
+    prog = tte.load(program)
+    cache = torch.zeros(1024, device="cuda")
+    x = torch.ones(1024, device="cuda")
+    stream = torch.cuda.current_stream()
+
+    def loop(step) -> float:
+        for _ in range(20):
+            step()
+        start = time.perf_counter_ns()
+        for _ in range(steps):
+            step()
+        return (time.perf_counter_ns() - start) / steps / 1000.0
+
+    def program_step():
+        prog.forward(cache, x)  # the cache is updated in place; outputs are owned copies
+
+    def eager_step():
+        cache.add_(x)
+        y = cache.clone()
+        stream.synchronize()  # a decode step reads its token before the next
+        return y
+
+    measured = loop(program_step)
+    baseline = loop(eager_step)
+    return {"steps": steps, "program_step_us": measured, "torch_eager_step_us": baseline,
+            "ratio": measured / baseline}
+
+
+def binding_record() -> dict:
+    import torch
+
+    from torch_tensorrt_executorch_runtime._native import methods
+
+    try:
+        import cupy
+
+        cupy_version = cupy.__version__
+    except ImportError:
+        cupy_version = None
+    return {
+        "torch": torch.__version__,
+        "cupy": cupy_version,
+        "python": sys.version.split()[0],
+        # None: this torch publishes no DLPack C exchange API and torch
+        # tensors went through __dlpack__.
+        "torch_dlpack_exchange_api": methods.exchange_api_version(torch.Tensor),
+        "binding_paths": methods.stats(),
+    }
 
 
 def main() -> int:
@@ -119,52 +276,90 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5000)
     args = ap.parse_args()
 
+    import torch_tensorrt_executorch_runtime as tte
+
     cuda_provider = args.providers / "libtte_test_provider_cuda.so"
-    baselines = run_json([str(args.bin / "tte-cuda-baselines")])
-    tte_run = args.tte_run
-    results: dict = {"baselines": baselines}
+    if "test-cuda" not in set(tte.providers.providers()):
+        tte.providers.register_provider_library(str(cuda_provider))
+    native = run_json([str(args.bin / "tte-cuda-baselines")])
+    python = PythonBaselines()
+    bare_launch = python.launch_sync_us(args.runs)
+    bare_graph = python.graph_launch_sync_us(args.runs)
+    results: dict = {
+        "baselines": {
+            "native": native,
+            "python_null_kernel_launch_sync_us": bare_launch,
+            "python_graph_launch_sync_us": bare_graph,
+        },
+    }
     rows = []
 
-    def add(name, measured, baseline, goal, direction):
+    def add(name, measured, baseline, goal, direction, what):
         ratio = measured / baseline
         ok = ratio <= goal if direction == "<=" else ratio >= goal
         rows.append((name, measured, baseline, ratio, f"{direction} {goal}", "met" if ok else "MISSED"))
-        results[name] = {"measured": measured, "baseline": baseline, "ratio": ratio, "goal": f"{direction} {goal}", "met": ok}
+        results[name] = {"what": what, "measured": measured, "baseline": baseline, "ratio": ratio,
+                         "goal": f"{direction} {goal}", "met": ok}
 
-    bare_launch = baselines["null_kernel_launch_sync_us"]["median"]
-    bare_graph = baselines["graph_launch_sync_us"]["median"]
+    calls = program_calls(args.programs, args.runs)
+    results["program_calls_us"] = calls
+    add("run_views_vs_bare_launch", calls["run_views_us"], bare_launch, 1.5, "<=",
+        "Program.run([x], copy=False), null kernel, device-resident / cupy launch + sync")
+    add("forward_owned_vs_bare_launch", calls["forward_owned_us"], bare_launch, 2.0, "<=",
+        "Program.forward(x), owned outputs / cupy launch + sync")
+    graph_baseline = bare_graph if bare_graph is not None else native["graph_launch_sync_us"]["median"]
+    results["graph_baseline_from"] = "python (cupy)" if bare_graph is not None else "native (cupy graphs unavailable)"
+    add("cuda_graphs_vs_bare_graph_launch", calls["run_cuda_graphs_us"], graph_baseline, 1.3, "<=",
+        "Program.run with cuda_graphs=True / cudaGraphLaunch + sync")
+    add("add_one_1m_vs_torch_eager", calls["add_one_1m_forward_us"], calls["add_one_1m_torch_eager_us"], 1.5, "<=",
+        "Program.forward, add_one over 1M floats / torch eager x + 1 + sync")
+    rows.append(("(reference) torch.add(x, 1, out=y) + sync, 256 floats", calls["torch_add_out_256_us"],
+                 bare_launch, calls["torch_add_out_256_us"] / bare_launch, "", ""))
 
-    c_path = tte_run_p50_us(tte_run, args.programs / "null_resident.pte", cuda_provider, args.runs)
-    add("delegate_null_c_provider_us", c_path["p50"], bare_launch, 1.3, "<=")
-    graph = tte_run_p50_us(tte_run, args.programs / "null_resident.pte", cuda_provider, args.runs,
-                           "--option", "TensorRTBackend.cuda_graphs=1")
-    add("delegate_null_cuda_graph_us", graph["p50"], bare_graph, 1.1, "<=")
+    py_path = python_provider_us(args.programs / "null_resident.pte", min(args.runs, 2000))
+    add("python_provider_vs_bare_launch", py_path, bare_launch, 2.5, "<=",
+        "Program.run through a Python-protocol provider (cupy null kernel) / cupy launch + sync")
 
-    staged = tte_run_p50_us(tte_run, args.programs / "identity_64mb_host.pte", cuda_provider, 30)
-    # Bytes moved per call: 64 MB in and 64 MB out; throughput against the
-    # pinned peak of the same two copies.
-    def copy_us(key):  # microseconds for one copy of the baseline's size
-        return baselines["copy_bytes"] / (baselines[key]["median"] * 1e9) * 1e6 * (MB64 / baselines["copy_bytes"])
+    # Bytes moved per call: 64 MB in and 64 MB out, against the pinned peak
+    # of the same two copies.
+    def copy_us(key):
+        return MB64 / (native[key]["median"] * 1e9) * 1e6
 
     pinned_us = copy_us("pinned_h2d_gbps") + copy_us("pinned_d2h_gbps")
     pageable_us = copy_us("pageable_h2d_gbps") + copy_us("pageable_d2h_gbps")
-    add("host_staging_64mb_throughput_vs_pinned", pinned_us / staged["p50"], 1.0, 0.85, ">=")
-    results["pageable_copy_64mb_throughput_vs_pinned"] = pinned_us / pageable_us
-    rows.append(("pageable cudaMemcpy (upstream's approach) vs pinned", pinned_us / pageable_us, 1.0,
-                 pinned_us / pageable_us, "(reference)", ""))
+    staging = host_staging(args.programs, 30)
+    results["host_staging"] = staging
+    add("host_staging_64mb_pinned_caller_vs_pinned", pinned_us / staging["pinned_caller_us"], 1.0, 0.85, ">=",
+        "64 MB in + out through a host-I/O program, page-locked caller, views: throughput / pinned cudaMemcpy")
+    for name, value in (
+        ("(reference) the same, pageable caller", pinned_us / staging["pageable_caller_us"]),
+        ("(reference) pageable cudaMemcpy vs pinned", pinned_us / pageable_us),
+    ):
+        rows.append((name, value, 1.0, value, "", ""))
+    results["host_staging_64mb_pageable_caller_vs_pinned"] = pinned_us / staging["pageable_caller_us"]
+    results["pageable_copy_64mb_vs_pinned"] = pinned_us / pageable_us
 
-    copies = host_copies_on_device_path(args.programs / "add_one_device_resident.pte", cuda_provider)
+    copies = host_copies_on_device_path(args.programs / "add_one_device_resident.pte")
     results["host_copies_device_resident"] = copies
-    rows.append(("host copies per 100 device-resident runs", copies["h2d_copies"] + copies["d2h_copies"], 0, 0, "== 0",
-                 "met" if copies["h2d_copies"] + copies["d2h_copies"] == 0 else "MISSED"))
+    total = copies["h2d_copies"] + copies["d2h_copies"]
+    rows.append(("host copies per 100 device-resident runs", total, 0, 0, "== 0", "met" if total == 0 else "MISSED"))
 
-    py_path = python_provider_p50_us(args.programs / "null_resident.pte", min(args.runs, 2000))
-    add("delegate_null_python_provider_us", py_path, bare_launch, 2.5, "<=")
+    loop = decode_loop(args.programs / "kv_update_resident.pte", 1000)
+    results["decode_loop_kv_update"] = loop
+    rows.append(("decode step, kv_update (TR02), Program.forward / torch eager", loop["program_step_us"],
+                 loop["torch_eager_step_us"], loop["ratio"], "(no goal yet)", ""))
+
+    # The C path, for reference: the same delegate call from C++ (tte-run).
+    c_path = tte_run_p50_us(args.tte_run, args.programs / "null_resident.pte", cuda_provider, args.runs)
+    results["tte_run_null_us"] = c_path["p50"]
+    rows.append(("(reference) tte-run null / bare launch from Python", c_path["p50"], bare_launch,
+                 c_path["p50"] / bare_launch, "", ""))
+    results["binding"] = binding_record()
 
     print(json.dumps(results, indent=2))
-    print(f"\n{'benchmark':58} {'measured':>10} {'baseline':>10} {'ratio':>7}  goal")
+    print(f"\n{'benchmark':62} {'measured':>10} {'baseline':>10} {'ratio':>7}  goal")
     for name, m, b, r, goal, verdict in rows:
-        print(f"{name:58} {m:10.2f} {b:10.2f} {r:7.2f}  {goal} {verdict}")
+        print(f"{name:62} {m:10.2f} {b:10.2f} {r:7.2f}  {goal} {verdict}")
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
     return 0

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run every test that can run on this machine: set up, build, C++ unit tests
 # (ctest), Python tests (pytest), then the CI steps in scripts/ci/ (static
-# checks, the wheel as users get it, the sanitizer build, valgrind, a fuzz
-# smoke pass, the linux-aarch64 cross build under qemu) and the conda recipe
-# checks.
+# checks, the wheel as users get it and on every CPython installed, the
+# sanitizer build, valgrind, a fuzz smoke pass, the linux-aarch64 cross
+# build under qemu) and the conda recipe checks.
 # GPU-only tests skip with a message here; scripts/gpu-check.sh runs them on
 # a GPU machine. Usage: scripts/test.sh [--quick]   (--quick: build + ctest + pytest only)
 set -euo pipefail
@@ -35,6 +35,8 @@ step "static checks (Python, shell, manifests)"
 scripts/ci/lint.sh
 step "the wheel as users get it (tag, size, RUNPATH, auditwheel, fresh venvs: default and minimal install)"
 scripts/ci/check-wheel.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
+step "the wheel on every CPython 3.10+ installed here (import and run, numpy only)"
+scripts/ci/check-cpythons.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
 step "sanitizers (ASan + UBSan build of the plugin and its C++ tests)"
 scripts/ci/sanitize.sh
 step "valgrind memcheck of tte-run on the host test provider"

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <executorch/runtime/backend/options.h>
 
 #include "delegate_harness.h"
+#include "testing/test_provider_api.h"
 
 namespace tte_test {
 namespace {
@@ -439,6 +441,45 @@ TEST_F(CudaTestProvider, AddOneOnDeviceAndHostTensors) {
   EXPECT_EQ(to_host(y_memory.get(), 32), iota(32, 1));
   const TteRuntimeStats s = stats();
   EXPECT_EQ(s.h2d_copies + s.d2h_copies + s.d2d_copies, 0u);
+}
+
+// The CUDA test provider has the batched entry: one call per plain run
+// (two when the shapes change), none at all when a CUDA graph replays.
+TEST_F(CudaTestProvider, CudaGraphReplayEntersNoProvider) {
+  void* library = dlopen(cuda_test_provider().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(library, nullptr);
+  auto read_stats = reinterpret_cast<void (*)(TteTestProviderStats*)>(dlsym(library, "tte_test_provider_stats"));
+  auto reset_stats = reinterpret_cast<void (*)()>(dlsym(library, "tte_test_provider_reset_stats"));
+  ASSERT_NE(read_stats, nullptr);
+  ASSERT_NE(reset_stats, nullptr);
+  const std::string plan =
+      std::string("TTE-TEST-ENGINE\n") +
+      R"({"op":"add_one","tensors":[{"name":"x","is_input":true,"dtype":"float32",)"
+      R"("profiles":[{"min":[1,4],"opt":[2,4],"max":[8,4]}]},)"
+      R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"x"}]})";
+  auto options = cuda_graphs_on();
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), plan), {}, options.view()), Error::Ok);
+  DeviceMemory x_memory(32 * sizeof(float));
+  DeviceMemory y_memory(32 * sizeof(float));
+  OwnedTensor x(ScalarType::Float, {8, 4}, -1, x_memory.get());
+  OwnedTensor y(ScalarType::Float, {8, 4}, -1, y_memory.get());
+  reset_stats();
+  tte_reset_runtime_stats();
+  for (int call = 0; call < 5; ++call) {
+    to_device(x_memory.get(), iota(32, static_cast<float>(10 * call)));
+    ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+    EXPECT_EQ(to_host(y_memory.get(), 32), iota(32, static_cast<float>(10 * call + 1))) << call;
+  }
+  TteTestProviderStats s{};
+  s.struct_size = sizeof(s);
+  read_stats(&s);
+  // Call 1 sets the shapes and enqueues (two calls); call 2 enqueues, then
+  // again into the capture (two); calls 3 to 5 replay the graph (none).
+  EXPECT_EQ(stats().graph_replays, 3u);
+  EXPECT_EQ(s.executes, 4u);
+  EXPECT_EQ(s.input_shapes_set, 1u);
+  EXPECT_EQ(s.enqueues, 3u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -658,3 +659,65 @@ TEST(HostTestProvider, RunsTheGoldenKvUpdatePlan) {
 }
 
 }  // namespace
+
+TEST(HostTestProvider, BatchedCallSetsShapesThenEnqueues) {
+  Engine engine(kTwoProfiles);
+  ASSERT_LOADED(engine);
+  ASSERT_NE(provider().execute, nullptr);
+  tte_test_provider_reset_stats();
+  float x[9 * 4] = {}, y[9 * 4] = {};
+  const int32_t input_index = 0, input_rank = 2, output_index = 1;
+  const int64_t dims[] = {9, 4};
+  int32_t output_rank = -1;
+  int64_t output_dims[TTE_MAX_RANK] = {};
+  const int32_t tensors[] = {0, 1};
+  void* addresses[] = {x, y};
+  TteEngineExecution call{};
+  call.struct_size = sizeof(call);
+  call.steps = TTE_EXECUTE_SET_SHAPES | TTE_EXECUTE_ENQUEUE;
+  call.profile = 1;
+  call.num_inputs = 1;
+  call.input_indices = &input_index;
+  call.input_ranks = &input_rank;
+  call.input_dims = dims;
+  call.num_outputs = 1;
+  call.output_indices = &output_index;
+  call.output_ranks = &output_rank;
+  call.output_dims = output_dims;
+  call.num_tensors = 2;
+  call.tensor_indices = tensors;
+  call.addresses = addresses;
+  TteError error{};
+  ASSERT_EQ(provider().execute(engine.get(), &call, &error), TTE_OK) << error.message;
+  EXPECT_EQ(output_rank, 2);
+  EXPECT_EQ(std::vector<int64_t>(output_dims, output_dims + 2), (std::vector<int64_t>{9, 4}));
+  EXPECT_EQ(y[35], 1.0f);
+  // Enqueue alone keeps the shapes and profile the engine was given.
+  x[35] = 5.0f;
+  call.steps = TTE_EXECUTE_ENQUEUE;
+  ASSERT_EQ(provider().execute(engine.get(), &call, &error), TTE_OK) << error.message;
+  EXPECT_EQ(y[35], 6.0f);
+  TteTestProviderStats s = stats();
+  EXPECT_EQ(s.executes, 2u);
+  EXPECT_EQ(s.enqueues, 2u);
+  EXPECT_EQ(s.input_shapes_set, 1u);
+  EXPECT_EQ(s.select_profiles, 1u);
+  // A shape outside the profile fails with the per-tensor call's message.
+  const int64_t too_big[] = {99, 4};
+  call.steps = TTE_EXECUTE_SET_SHAPES;
+  call.input_dims = too_big;
+  EXPECT_EQ(provider().execute(engine.get(), &call, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(error.message, "outside profile 1")) << error.message;
+  // A call shorter than the provider reads is refused.
+  call.struct_size = 8;
+  EXPECT_EQ(provider().execute(engine.get(), &call, &error), TTE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(HostTestProvider, PerTensorVariantIsAVersionOneStruct) {
+  const TteEngineProvider* per_tensor = tte_test_host_provider_per_tensor();
+  ASSERT_NE(per_tensor, nullptr);
+  EXPECT_STREQ(per_tensor->name, "test-host-per-tensor");
+  EXPECT_EQ(per_tensor->struct_size, offsetof(TteEngineProvider, execute));
+  EXPECT_EQ(per_tensor->execute, nullptr);
+  EXPECT_EQ(per_tensor->enqueue, provider().enqueue);
+}

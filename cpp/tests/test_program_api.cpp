@@ -1,11 +1,13 @@
 // The Program C API end to end: programs packed by the Python packer from
 // test-engine plans (tests/fixtures/make_cpp_fixtures.py), run by the
 // test-host provider through the built plugin.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -819,3 +821,294 @@ TEST_F(ProgramApi, NullArgumentsAreErrors) {
 }
 
 }  // namespace
+
+// ---- Method handles (C API version 2) ---------------------------------------
+
+namespace {
+
+// Owns a TteMethod.
+struct Method {
+  ~Method() { tte_method_release(handle); }
+  TteMethod* handle = nullptr;
+};
+
+// An output allocator that records what it was asked for and hands out
+// heap tensors it owns the shape of.
+struct RecordingAllocator {
+  struct Made {
+    DLManagedTensorVersioned managed{};
+    std::vector<int64_t> shape;
+    std::vector<float> data;
+    RecordingAllocator* owner;
+  };
+  int calls = 0;
+  int deletes = 0;
+  bool fail = false;
+  bool wrong_shape = false;
+  std::vector<const void*> handed_out;
+
+  static TteStatus allocate(void* context, const DLTensor* prototype, DLManagedTensorVersioned** out,
+                            TteError* error) {
+    auto* self = static_cast<RecordingAllocator*>(context);
+    ++self->calls;
+    if (self->fail) {
+      std::snprintf(error->message, sizeof(error->message), "pool exhausted");
+      return TTE_ERROR_OUT_OF_MEMORY;
+    }
+    auto* made = new Made();
+    made->owner = self;
+    made->shape.assign(prototype->shape, prototype->shape + prototype->ndim);
+    if (self->wrong_shape) made->shape[0] += 1;
+    size_t count = 1;
+    for (int64_t d : made->shape) count *= static_cast<size_t>(d);
+    made->data.assign(count, -1.0f);
+    made->managed.version = DLPackVersion{1, 0};
+    made->managed.manager_ctx = made;
+    made->managed.deleter = [](DLManagedTensorVersioned* self_tensor) {
+      auto* m = static_cast<Made*>(self_tensor->manager_ctx);
+      ++m->owner->deletes;
+      delete m;
+    };
+    made->managed.dl_tensor.data = made->data.data();
+    made->managed.dl_tensor.device = prototype->device;
+    made->managed.dl_tensor.ndim = prototype->ndim;
+    made->managed.dl_tensor.dtype = prototype->dtype;
+    made->managed.dl_tensor.shape = made->shape.data();
+    self->handed_out.push_back(made->data.data());
+    *out = &made->managed;
+    return TTE_OK;
+  }
+};
+
+TteRunOptions run_options(int copy) {
+  TteRunOptions options{};
+  options.struct_size = sizeof(TteRunOptions);
+  options.copy_outputs = copy;
+  return options;
+}
+
+}  // namespace
+
+TEST_F(ProgramApi, MethodHandleRunsAndCounts) {
+  Program program;
+  open(program, "add_one.pte");
+  Method method;
+  TteError error{};
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, &error), TTE_OK) << error.message;
+  size_t inputs = 0;
+  size_t outputs_count = 0;
+  ASSERT_EQ(tte_method_io_count(method.handle, &inputs, &outputs_count, nullptr), TTE_OK);
+  EXPECT_EQ(inputs, 1u);
+  EXPECT_EQ(outputs_count, 1u);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  for (int copy : {1, 0}) {
+    Outputs outputs(1);
+    const TteRunOptions options = run_options(copy);
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+        << error.message;
+    EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_EQ((outputs.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, copy == 1);
+  }
+  // NULL options: owned copies.
+  Outputs defaults(1);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, defaults.values.data(), 1, nullptr), TTE_OK);
+  EXPECT_TRUE(defaults.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+
+  TteMethod* unknown = nullptr;
+  EXPECT_EQ(tte_program_get_method(program.get(), "backward", &unknown, &error), TTE_ERROR_NOT_FOUND);
+  EXPECT_EQ(unknown, nullptr);
+  EXPECT_NE(std::string(error.message).find("no method 'backward'"), std::string::npos) << error.message;
+}
+
+TEST_F(ProgramApi, ViewsAndMethodHandlesOutliveClose) {
+  TteProgram* handle = nullptr;
+  ASSERT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), nullptr, &handle, nullptr), TTE_OK);
+  Method method;
+  ASSERT_EQ(tte_program_get_method(handle, "forward", &method.handle, nullptr), TTE_OK);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  Outputs view(1);
+  const TteRunOptions options = run_options(0);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, view.values.data(), 1, nullptr), TTE_OK);
+  tte_program_close(handle);
+  // The view's memory is still the program's (sanitizer and valgrind runs
+  // check that it was not freed), and it is writable.
+  EXPECT_EQ(view.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  static_cast<float*>(view.values[0].tensor->dl_tensor.data)[0] = 42.0f;
+  EXPECT_EQ(view.floats(0)[0], 42.0f);
+  // Runs through the old handle fail, and say why.
+  Outputs refused(1);
+  TteError error{};
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &options, refused.values.data(), 1, &error),
+            TTE_ERROR_INVALID_STATE);
+  EXPECT_NE(std::string(error.message).find("closed"), std::string::npos) << error.message;
+  EXPECT_EQ(refused.values[0].tag, TTE_VALUE_NONE);
+}
+
+TEST_F(ProgramApi, OwnedOutputsComeFromTheCallersAllocator) {
+  Program program;
+  open(program, "add_one.pte");
+  Method method;
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, nullptr), TTE_OK);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  RecordingAllocator allocator;
+  TteRunOptions options = run_options(1);
+  options.allocate_output = &RecordingAllocator::allocate;
+  options.allocator_context = &allocator;
+  {
+    Outputs outputs(1);
+    TteError error{};
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+        << error.message;
+    EXPECT_EQ(allocator.calls, 1);
+    ASSERT_EQ(allocator.handed_out.size(), 1u);
+    EXPECT_EQ(outputs.values[0].tensor->dl_tensor.data, allocator.handed_out[0]);
+    EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_TRUE(outputs.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+  }
+  EXPECT_EQ(allocator.deletes, 1);
+
+  // Views never ask the allocator.
+  Outputs view(1);
+  const TteRunOptions views = [&] {
+    TteRunOptions o = options;
+    o.copy_outputs = 0;
+    return o;
+  }();
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &views, view.values.data(), 1, nullptr), TTE_OK);
+  EXPECT_EQ(allocator.calls, 1);
+
+  // A failing allocator fails the run with its reason.
+  allocator.fail = true;
+  Outputs failed(1);
+  TteError error{};
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &options, failed.values.data(), 1, &error),
+            TTE_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(error.message).find("allocating output 0"), std::string::npos) << error.message;
+  EXPECT_NE(std::string(error.message).find("pool exhausted"), std::string::npos) << error.message;
+
+  // A tensor of the wrong shape is refused and handed back to its deleter.
+  allocator.fail = false;
+  allocator.wrong_shape = true;
+  const int deletes = allocator.deletes;
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &options, failed.values.data(), 1, &error),
+            TTE_ERROR_INTERNAL);
+  EXPECT_NE(std::string(error.message).find("not a compact [2, 4] float32"), std::string::npos)
+      << error.message;
+  EXPECT_EQ(allocator.deletes, deletes + 1);
+  EXPECT_EQ(failed.values[0].tag, TTE_VALUE_NONE);
+}
+
+TEST_F(ProgramApi, RunOptionsStreamIsForTheRunOnly) {
+  Program program;
+  open(program, "add_one.pte");
+  Method method;
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, nullptr), TTE_OK);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  TteRunOptions options = run_options(1);
+  options.has_stream = 1;
+  options.stream = reinterpret_cast<void*>(0x7F00);  // a host program makes no CUDA call
+  void* previous = nullptr;
+  tte_clear_thread_stream();
+  Outputs first(1);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, first.values.data(), 1, nullptr), TTE_OK);
+  EXPECT_EQ(tte_get_thread_stream(&previous), 0);
+  tte_set_thread_stream(reinterpret_cast<void*>(0x1234));
+  Outputs second(1);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, second.values.data(), 1, nullptr), TTE_OK);
+  ASSERT_EQ(tte_get_thread_stream(&previous), 1);
+  EXPECT_EQ(previous, reinterpret_cast<void*>(0x1234));
+  tte_clear_thread_stream();
+
+  // Options from a caller that knows only the first field.
+  TteRunOptions short_options{};
+  short_options.struct_size = offsetof(TteRunOptions, has_stream);
+  short_options.copy_outputs = 1;
+  Outputs third(1);
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &short_options, third.values.data(), 1, nullptr), TTE_OK);
+  short_options.struct_size = 2;
+  TteError error{};
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &short_options, third.values.data(), 1, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("struct_size"), std::string::npos) << error.message;
+}
+
+// ---- The batched provider entry, as the backend uses it ----------------------
+
+namespace {
+
+// The host test provider library's own functions (it is loaded once per
+// process; dlopen returns the same copy).
+template <typename Function>
+Function host_library_function(const char* name) {
+  void* library = dlopen(TTE_TEST_HOST_PROVIDER, RTLD_NOW | RTLD_NOLOAD);
+  return library == nullptr ? nullptr : reinterpret_cast<Function>(dlsym(library, name));
+}
+
+TteTestProviderStats host_stats() {
+  TteTestProviderStats s{};
+  s.struct_size = sizeof(s);
+  host_library_function<void (*)(TteTestProviderStats*)>("tte_test_provider_stats")(&s);
+  return s;
+}
+
+void reset_host_stats() { host_library_function<void (*)()>("tte_test_provider_reset_stats")(); }
+
+// Runs `method` of a program opened with provider `name` `runs` times on
+// shapes [rows, 4], one call per entry of `rows`.
+void run_with_provider(const std::string& program, const char* name, const std::vector<int64_t>& rows) {
+  TteBackendOption option{};
+  option.backend = "TensorRTBackend";
+  option.key = "provider";
+  option.type = TTE_OPTION_STRING;
+  option.string_value = name;
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.backend_options = &option;
+  options.num_backend_options = 1;
+  TteProgram* handle = nullptr;
+  TteError error{};
+  ASSERT_EQ(tte_program_open_file(fixture(program).c_str(), &options, &handle, &error), TTE_OK) << error.message;
+  Method method;
+  ASSERT_EQ(tte_program_get_method(handle, "forward", &method.handle, &error), TTE_OK) << error.message;
+  reset_host_stats();
+  for (int64_t n : rows) {
+    auto x = float_tensor({n, 4});
+    TteInput in = x.input();
+    Outputs outputs(1);
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, outputs.values.data(), 1, &error), TTE_OK)
+        << error.message;
+    EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{n, 4}));
+    EXPECT_EQ(outputs.floats(0).back(), static_cast<float>(n * 4));
+  }
+  tte_program_close(handle);
+}
+
+}  // namespace
+
+TEST_F(ProgramApi, BatchedProviderIsEnteredOncePerRunAndSetsShapesOnlyWhenTheyChange) {
+  run_with_provider("add_one_dynamic.pte", "test-host", {2, 2, 2, 3, 3, 2});
+  const TteTestProviderStats s = host_stats();
+  // Shapes changed at runs 1, 4 and 6: one shapes call each, plus one enqueue call per run.
+  EXPECT_EQ(s.executes, 6u + 3u);
+  EXPECT_EQ(s.input_shapes_set, 3u);
+  EXPECT_EQ(s.enqueues, 6u);
+}
+
+TEST_F(ProgramApi, PerTensorProvidersKeepThePerTensorPath) {
+  using Entry = const TteEngineProvider* (*)();
+  const TteEngineProvider* per_tensor = host_library_function<Entry>("tte_test_host_provider_per_tensor")();
+  ASSERT_NE(per_tensor, nullptr);
+  TteError error{};
+  const TteStatus registered = tte_register_engine_provider(per_tensor, TTE_PROVIDER_OTHER, &error);
+  ASSERT_TRUE(registered == TTE_OK || std::string(error.message).find("already") != std::string::npos)
+      << error.message;
+  run_with_provider("add_one_dynamic.pte", "test-host-per-tensor", {2, 2, 3});
+  const TteTestProviderStats s = host_stats();
+  EXPECT_EQ(s.executes, 0u);
+  EXPECT_EQ(s.input_shapes_set, 3u);  // every run sets every shape
+  EXPECT_EQ(s.enqueues, 3u);
+}

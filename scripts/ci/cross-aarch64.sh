@@ -124,11 +124,11 @@ if [ "$wheel" = 1 ]; then
   defines=()
   for a in "${cross_args[@]}"; do defines+=("-Ccmake.define.${a#-D}"); done
   PATH="$root/.venv/bin:$PATH" "$py" -m pip wheel . --no-deps --no-build-isolation -q -w "$build/dist" \
-    -Cbuild-dir="$build/wheel" -Cwheel.tags=py3-none-manylinux_2_28_aarch64 "${defines[@]}" \
+    -Cbuild-dir="$build/wheel" -Cwheel.tags=cp310-abi3-manylinux_2_28_aarch64 "${defines[@]}" \
     > "$build/wheel.log" 2>&1 || { tail -40 "$build/wheel.log"; die "wheel build failed"; }
   whl="$(ls "$build"/dist/*.whl)"
   tag="$(unzip -p "$whl" '*.dist-info/WHEEL' | sed -n 's/^Tag: //p')"
-  [ "$tag" = "py3-none-manylinux_2_28_aarch64" ] || die "wheel tag is '$tag', expected py3-none-manylinux_2_28_aarch64"
+  [ "$tag" = "cp310-abi3-manylinux_2_28_aarch64" ] || die "wheel tag is '$tag', expected cp310-abi3-manylinux_2_28_aarch64"
   log "wheel $(basename "$whl"): tag $tag"
   rm -rf "$build/wheel-check"
   mkdir -p "$build/wheel-check"
@@ -136,6 +136,7 @@ if [ "$wheel" = 1 ]; then
   cp -a "$site/executorch" "$site/nvidia" "$build/wheel-check/"
   "$py" scripts/conda-elf-check.py --root "$build/wheel-check" --machine AArch64 \
     --system libstdc++.so.6 --system libgcc_s.so.1 \
-    "$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so"
+    "$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so" \
+    "$build/wheel-check/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so"
 fi
 log "done"

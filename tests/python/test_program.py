@@ -228,11 +228,3 @@ def test_runtime_load_is_the_same_program(tte, host_provider, programs):
     assert "forward" in program.method_names
     (y,) = program.forward(torch.zeros(2, 3))
     assert torch.equal(y, torch.ones(2, 3))
-
-
-def test_dlpack_stream_argument():
-    from torch_tensorrt_executorch_runtime._native.dlpack import producer_stream
-
-    assert producer_stream(None) == -1  # no known stream: the producer does not synchronize
-    assert producer_stream(0) == 1  # the legacy default stream, as DLPack spells it
-    assert producer_stream(0x7F00) == 0x7F00

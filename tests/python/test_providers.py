@@ -144,6 +144,79 @@ def test_engines_outlive_unregistration(tte, scale_program):
     assert provider.log[-1] == ("release",)
 
 
+class CountingScaleEngine(ScaleEngine):
+    """ScaleEngine that counts the calls it gets, and fails its enqueue on request."""
+
+    def __init__(self, factor, log):
+        super().__init__(factor, log)
+        self.calls = {"set_input_shape": 0, "get_output_shape": 0, "set_tensor_address": 0, "enqueue": 0}
+        self.fail_next_enqueue = False
+
+    def set_input_shape(self, name, shape):
+        self.calls["set_input_shape"] += 1
+        super().set_input_shape(name, shape)
+
+    def get_output_shape(self, name):
+        self.calls["get_output_shape"] += 1
+        return super().get_output_shape(name)
+
+    def set_tensor_address(self, name, address):
+        self.calls["set_tensor_address"] += 1
+        super().set_tensor_address(name, address)
+
+    def enqueue(self, stream):
+        self.calls["enqueue"] += 1
+        if self.fail_next_enqueue:
+            self.fail_next_enqueue = False
+            raise RuntimeError("enqueue told to fail")
+        super().enqueue(stream)
+
+
+class CountingScaleProvider(ScaleProvider):
+    def __init__(self):
+        super().__init__()
+        self.engines = []
+
+    def deserialize(self, plan, device_id, options):
+        engine = super().deserialize(plan, device_id, options)
+        engine = CountingScaleEngine(engine.factor, self.log)
+        self.engines.append(engine)
+        return engine
+
+
+def test_python_provider_gets_shapes_and_addresses_only_when_they_change(tte, scale_program):
+    provider = CountingScaleProvider()
+    tte.register_provider(provider, name="py-scale-count", memory="host")
+    try:
+        program = tte.load(scale_program(2.0), options={"provider": "py-scale-count"})
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        for _ in range(3):
+            (y,) = program.forward(x)
+            np.testing.assert_array_equal(y, x * 2)
+        (engine,) = provider.engines
+        # The planned arenas do not move: one shape and two addresses for three runs.
+        assert engine.calls == {"set_input_shape": 1, "get_output_shape": 1, "set_tensor_address": 2, "enqueue": 3}
+        x4 = np.ones((4, 3), np.float32)
+        (y,) = program.forward(x4)
+        np.testing.assert_array_equal(y, x4 * 2)
+        assert engine.calls["set_input_shape"] == 2 and engine.calls["get_output_shape"] == 2
+        assert engine.calls["enqueue"] == 4
+        addresses = engine.calls["set_tensor_address"]  # staging may have grown for the larger shape
+        # After a failed enqueue the backend sends the shapes again; the addresses the
+        # engine took before the failure are not sent twice.
+        engine.fail_next_enqueue = True
+        with pytest.raises(tte.errors.Error, match="enqueue told to fail"):
+            program.forward(x4)
+        (y,) = program.forward(x4)
+        np.testing.assert_array_equal(y, x4 * 2)
+        assert engine.calls == {
+            "set_input_shape": 3, "get_output_shape": 3, "set_tensor_address": addresses, "enqueue": 6,
+        }
+        program.close()
+    finally:
+        tte.unregister_provider("py-scale-count")
+
+
 def test_duplicate_name_is_refused(tte):
     tte.register_provider(ScaleProvider(), name="py-dup", memory="host")
     try:

@@ -26,7 +26,7 @@ if not WHEEL:
     pytest.skip("TTE_WHEEL is not set: scripts/ci/check-wheel.sh builds the wheel and runs these checks", allow_module_level=True)
 WHEEL_PATH = Path(WHEEL)
 PACKAGE = "torch_tensorrt_executorch_runtime"
-TAG = "py3-none-manylinux_2_28_x86_64"
+TAG = "cp310-abi3-manylinux_2_28_x86_64"
 # What the dependency wheels provide: never grafted into ours.
 DEPENDENCY_LIBRARIES = (
     "libexecutorch.so",
@@ -75,6 +75,7 @@ def test_contents(names):
         f"{PACKAGE}/pack/__init__.py",
         f"{PACKAGE}/pte/reader.py",
         f"{PACKAGE}/_native/__init__.py",
+        f"{PACKAGE}/_native/_compiled.abi3.so",
         f"{PACKAGE}/providers/__init__.py",
         f"{PACKAGE}/providers/tensorrt_python.py",
         f"{PACKAGE}/_generated/__init__.py",
@@ -139,6 +140,14 @@ def test_libraries_need_only_dependency_and_system_libraries(unpacked, binary):
     system = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "libstdc++.so", "libgcc_s.so", "librt.so", "ld-linux")
     unexpected = [n for n in needed if n not in DEPENDENCY_LIBRARIES and not n.startswith(system)]
     assert not unexpected, unexpected
+
+
+def test_compiled_binding_is_abi3_and_links_only_the_system(unpacked):
+    """One module for every CPython: no libpython, no plugin (it takes the loaded one's functions)."""
+    dynamic = _dynamic(unpacked / PACKAGE / "_native/_compiled.abi3.so")
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]", dynamic)
+    assert needed and all(n.startswith(("libc.so", "libdl.so", "libpthread.so")) for n in needed), needed
+    assert "(RPATH)" not in dynamic and "(RUNPATH)" not in dynamic
 
 
 def _hashes(path: Path) -> dict[str, str]:

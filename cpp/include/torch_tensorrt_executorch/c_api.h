@@ -34,7 +34,10 @@
 extern "C" {
 #endif
 
-#define TTE_C_API_VERSION 1u
+/* 2: method handles (tte_program_get_method) and tte_method_run, whose
+ * options carry the stream and an allocator for owned outputs; views keep
+ * their program's memory alive. */
+#define TTE_C_API_VERSION 2u
 #define TTE_BACKEND_NAME "TensorRTBackend"
 
 /* ---- The plugin ------------------------------------------------------- */
@@ -189,6 +192,10 @@ TTE_API TteStatus tte_program_open_buffer(const void* data, size_t size,
                                           const TteProgramOptions* options,
                                           TteProgram** out_program,
                                           TteError* error);
+/* Closes the handle. Memory that method handles (tte_program_get_method) and
+ * output views still point at stays valid until the last of them is
+ * released; runs through such a method handle then fail with
+ * TTE_ERROR_INVALID_STATE. */
 TTE_API void tte_program_close(TteProgram* program);
 /* The message of the last failed call on this handle ("" if none). */
 TTE_API const char* tte_program_last_error(const TteProgram* program);
@@ -263,7 +270,8 @@ typedef struct TteInput {
 
 /* One method result. For tensors, `tensor` is a DLPack 1.x managed tensor
  * the caller owns and releases with its deleter. With copy == 0 it is a view
- * of the program's memory, valid until the next run of this method. */
+ * of the program's memory: its contents change with the next run of this
+ * method, and it keeps that memory alive (the program may be closed first). */
 typedef struct TteOutput {
   TteValueTag tag;
   DLManagedTensorVersioned* tensor;
@@ -284,6 +292,61 @@ TTE_API TteStatus tte_program_run(TteProgram* program, const char* method,
 
 TTE_API TteStatus tte_program_write_etdump(TteProgram* program,
                                            const char* path, TteError* error);
+
+/* ---- Method handles (C API version 2) -------------------------------- */
+
+/* One method of an open program, for callers that run it many times: the
+ * name is looked up and the method loaded (its delegates initialized) once,
+ * here. The handle keeps the program's memory alive until it is released;
+ * after tte_program_close, runs through it fail with
+ * TTE_ERROR_INVALID_STATE. Safe to use from several threads (runs of one
+ * program are serialized). */
+typedef struct TteMethod TteMethod;
+
+TTE_API TteStatus tte_program_get_method(TteProgram* program,
+                                         const char* method,
+                                         TteMethod** out_method,
+                                         TteError* error);
+TTE_API void tte_method_release(TteMethod* method);
+TTE_API TteStatus tte_method_io_count(TteMethod* method,
+                                      size_t* out_num_inputs,
+                                      size_t* out_num_outputs,
+                                      TteError* error);
+
+/* Allocates the memory of one owned output in the caller's library (a
+ * framework's caching allocator, a pool), so owned outputs cost no
+ * allocation of this library's own. `prototype` gives the dtype, ndim, shape
+ * and device (data and strides are NULL); the function returns a tensor of
+ * exactly those, compact and row-major, which the run fills and hands back
+ * in TteOutput.tensor. Called while the run holds the program's lock, on the
+ * thread that called tte_method_run; it must not run this program. */
+typedef TteStatus (*TteOutputAllocator)(void* context,
+                                        const DLTensor* prototype,
+                                        DLManagedTensorVersioned** out_tensor,
+                                        TteError* error);
+
+typedef struct TteRunOptions {
+  uint32_t struct_size; /* sizeof(TteRunOptions) */
+  /* Non-zero: owned outputs (copies); zero: views of the program's memory. */
+  int32_t copy_outputs;
+  /* Non-zero: the run's CUDA work (copies, delegates) goes on `stream` (a
+   * cudaStream_t; NULL is the legacy default stream) instead of the thread's
+   * caller stream (tte_set_thread_stream) or the delegates' own. */
+  int32_t has_stream;
+  void* stream;
+  /* Owned outputs come from this allocator when set, else from a pool the
+   * program keeps (device memory is reused, never allocated per run). */
+  TteOutputAllocator allocate_output;
+  void* allocator_context;
+} TteRunOptions;
+
+/* tte_program_run on a method handle, with options (NULL: copy outputs, no
+ * stream, no allocator). Returns with all work finished. */
+TTE_API TteStatus tte_method_run(TteMethod* method, const TteInput* inputs,
+                                 size_t num_inputs,
+                                 const TteRunOptions* options,
+                                 TteOutput* outputs, size_t num_outputs,
+                                 TteError* error);
 
 /* ---- Runtime statistics (process-wide, for tests and benchmarks) ------- */
 

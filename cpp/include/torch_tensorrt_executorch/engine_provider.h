@@ -127,6 +127,39 @@ typedef struct TteProviderHost {
   void (*log)(int32_t level, const char* message);
 } TteProviderHost;
 
+/* Steps of one batched call (TteEngineProvider.execute). */
+enum {
+  /* Select `profile`, set every input's shape, and report every output's
+   * shape (as get_output_shape would). */
+  TTE_EXECUTE_SET_SHAPES = 1u,
+  /* Set every tensor's address, then enqueue on `stream` (as
+   * set_tensor_address for each, then enqueue). */
+  TTE_EXECUTE_ENQUEUE = 2u
+};
+
+/* One batched call: what the per-tensor calls carry, in arrays. Arrays are
+ * valid during the call only. Append-only; the provider reads no field past
+ * `struct_size`. */
+typedef struct TteEngineExecution {
+  uint32_t struct_size; /* sizeof(TteEngineExecution) of the caller */
+  uint32_t steps;       /* TTE_EXECUTE_* bits; SET_SHAPES runs first */
+  /* SET_SHAPES */
+  int32_t profile;
+  int32_t num_inputs;
+  const int32_t* input_indices; /* the engine's I/O index of each input */
+  const int32_t* input_ranks;
+  const int64_t* input_dims; /* every input's dims, in a row */
+  int32_t num_outputs;
+  const int32_t* output_indices;
+  int32_t* output_ranks; /* filled by the provider */
+  int64_t* output_dims;  /* filled: TTE_MAX_RANK values per output */
+  /* ENQUEUE */
+  int32_t num_tensors;
+  const int32_t* tensor_indices; /* the engine's I/O index of each address */
+  void* const* addresses;
+  void* stream; /* as enqueue's */
+} TteEngineExecution;
+
 typedef struct TteEngineProvider {
   uint32_t abi_version; /* TTE_ENGINE_PROVIDER_ABI_VERSION */
   uint32_t struct_size; /* sizeof(TteEngineProvider) */
@@ -198,8 +231,18 @@ typedef struct TteEngineProvider {
   /* Called once, right after registration, with the host's services; the
    * table stays valid for as long as the provider is registered. */
   void (*attach_host)(void* user_data, const TteProviderHost* host);
+  /* The per-tensor calls of one execute in one call (TteEngineExecution),
+   * so a provider behind an expensive boundary (Python) is entered once per
+   * execute. The backend sends SET_SHAPES only when the profile or an input
+   * shape differs from what this engine was last given (the engine keeps
+   * it), ENQUEUE on every plain run, and nothing at all when it replays a
+   * CUDA graph. A provider may skip addresses equal to those of its
+   * previous ENQUEUE. Addresses and streams follow the per-tensor calls'
+   * rules (256-byte aligned; NULL only for host providers). Without this
+   * function the per-tensor calls are used. */
+  TteStatus (*execute)(TteEngine* engine, const TteEngineExecution* call,
+                       TteError* error);
 } TteEngineProvider;
-
 
 /* Symbol a provider library exports so `tte_load_engine_provider_library`
  * and `tte-run --provider LIB` can register it. Returns NULL when the library

@@ -302,6 +302,10 @@ TteStatus cuda_enqueue(TteEngine* handle, void* stream, TteError* error) {
   });
 }
 
+TteStatus cuda_execute(TteEngine* handle, const TteEngineExecution* call, TteError* error) {
+  return execute_steps(handle, call, error, cuda_enqueue);
+}
+
 TteEngineProvider make_provider(const char* name, int32_t capturable) {
   TteEngineProvider p{};
   set_common_functions(&p);
@@ -312,6 +316,7 @@ TteEngineProvider make_provider(const char* name, int32_t capturable) {
   p.user_data = const_cast<char*>(name);
   p.deserialize = cuda_deserialize;
   p.enqueue = cuda_enqueue;
+  p.execute = cuda_execute;
   return p;
 }
 

@@ -2,6 +2,7 @@
 // on host memory, so the backend is testable on machines without a GPU. The
 // backend stages device tensors through host buffers and passes a NULL stream.
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 #include <type_traits>
@@ -200,6 +201,10 @@ TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
   });
 }
 
+TteStatus host_execute(TteEngine* handle, const TteEngineExecution* call, TteError* error) {
+  return execute_steps(handle, call, error, host_enqueue);
+}
+
 const TteEngineProvider& host_provider() {
   static const TteEngineProvider provider = [] {
     TteEngineProvider p{};
@@ -209,6 +214,18 @@ const TteEngineProvider& host_provider() {
     p.enqueue_capturable = 0;
     p.deserialize = host_deserialize;
     p.enqueue = host_enqueue;
+    p.execute = host_execute;
+    return p;
+  }();
+  return provider;
+}
+
+const TteEngineProvider& per_tensor_provider() {
+  static const TteEngineProvider provider = [] {
+    TteEngineProvider p = host_provider();
+    p.name = "test-host-per-tensor";
+    p.execute = nullptr;
+    p.struct_size = static_cast<uint32_t>(offsetof(TteEngineProvider, execute));
     return p;
   }();
   return provider;
@@ -222,6 +239,10 @@ extern "C" {
 TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_version) {
   if (abi_version != TTE_ENGINE_PROVIDER_ABI_VERSION) return nullptr;
   return &tte::test_engine::host_provider();
+}
+
+TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_test_host_provider_per_tensor(void) {
+  return &tte::test_engine::per_tensor_provider();
 }
 
 TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 namespace tte::test_engine {
@@ -34,6 +35,8 @@ struct Counters {
   std::atomic<uint64_t> destroys{0};
   std::atomic<uint64_t> enqueues{0};
   std::atomic<uint64_t> select_profiles{0};
+  std::atomic<uint64_t> executes{0};
+  std::atomic<uint64_t> input_shapes_set{0};
   std::atomic<int32_t> last_device_id{-1};
   std::atomic<int32_t> last_profile{-1};
   std::atomic<int32_t> last_has_weight_streaming_budget{0};
@@ -254,6 +257,7 @@ TteStatus Engine::set_input_shape(int32_t index, const int64_t* dims, int32_t ra
   }
   shapes_[index].assign(dims, dims + rank);
   shape_set_[index] = 1;
+  counters().input_shapes_set.fetch_add(1, std::memory_order_relaxed);
   return TTE_OK;
 }
 
@@ -399,6 +403,47 @@ void set_common_functions(TteEngineProvider* provider) {
   provider->destroy = abi_destroy;
 }
 
+TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteError* error,
+                        TteStatus (*enqueue)(TteEngine*, void*, TteError*)) {
+  if (TteStatus s = check_engine(handle, error)) return s;
+  if (call == nullptr || call->struct_size < offsetof(TteEngineExecution, stream) + sizeof(void*)) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "execute: the call is NULL or shorter than this provider reads");
+  }
+  counters().executes.fetch_add(1, std::memory_order_relaxed);
+  Engine* engine = from_handle(handle);
+  if (call->steps & TTE_EXECUTE_SET_SHAPES) {
+    TteStatus s = guarded(error, [&]() -> TteStatus {
+      if (call->profile != engine->profile()) {
+        if (TteStatus r = engine->select_profile(call->profile, error)) return r;
+      }
+      const int64_t* dims = call->input_dims;
+      for (int32_t i = 0; i < call->num_inputs; ++i) {
+        if (TteStatus r = engine->set_input_shape(call->input_indices[i], dims, call->input_ranks[i], error)) return r;
+        dims += call->input_ranks[i];
+      }
+      for (int32_t o = 0; o < call->num_outputs; ++o) {
+        if (TteStatus r = engine->get_output_shape(call->output_indices[o], call->output_dims + o * TTE_MAX_RANK,
+                                                   TTE_MAX_RANK, &call->output_ranks[o], error)) {
+          return r;
+        }
+      }
+      return TTE_OK;
+    });
+    if (s != TTE_OK) return s;
+  }
+  if (call->steps & TTE_EXECUTE_ENQUEUE) {
+    TteStatus s = guarded(error, [&]() -> TteStatus {
+      for (int32_t t = 0; t < call->num_tensors; ++t) {
+        if (TteStatus r = engine->set_tensor_address(call->tensor_indices[t], call->addresses[t], error)) return r;
+      }
+      return TTE_OK;
+    });
+    if (s != TTE_OK) return s;
+    return enqueue(handle, call->stream, error);
+  }
+  return TTE_OK;
+}
+
 void record_deserialize(const LoadOptions& options) {
   Counters& c = counters();
   c.last_device_id.store(options.device_id, std::memory_order_relaxed);
@@ -426,6 +471,8 @@ void read_stats(TteTestProviderStats* out) {
   stats.last_profile = c.last_profile.load(std::memory_order_relaxed);
   stats.last_has_weight_streaming_budget = c.last_has_weight_streaming_budget.load(std::memory_order_relaxed);
   stats.last_weight_streaming_budget = c.last_weight_streaming_budget.load(std::memory_order_relaxed);
+  stats.executes = c.executes.load(std::memory_order_relaxed);
+  stats.input_shapes_set = c.input_shapes_set.load(std::memory_order_relaxed);
   size_t n = std::min(static_cast<size_t>(out->struct_size), sizeof(stats));
   if (n < sizeof(stats.struct_size)) return;
   stats.struct_size = static_cast<uint32_t>(n);
@@ -438,6 +485,8 @@ void reset_stats() {
   c.destroys = 0;
   c.enqueues = 0;
   c.select_profiles = 0;
+  c.executes = 0;
+  c.input_shapes_set = 0;
   c.last_device_id = -1;
   c.last_profile = -1;
   c.last_has_weight_streaming_budget = 0;

@@ -55,6 +55,7 @@ class Engine {
   TteStatus get_output_shape(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
                              TteError* error) const;
   TteStatus set_tensor_address(int32_t index, void* address, TteError* error);
+  int32_t profile() const { return profile_; }
 
   // The checks of enqueue before any work: the `fail.enqueue` hook, every
   // input shape set, an address for every non-empty tensor (an aliased
@@ -92,8 +93,14 @@ inline TteEngine* to_handle(Engine* engine) { return reinterpret_cast<TteEngine*
 inline Engine* from_handle(TteEngine* handle) { return reinterpret_cast<Engine*>(handle); }
 
 // Sets abi_version, struct_size and every function of `provider` but
-// deserialize and enqueue.
+// deserialize, enqueue and execute.
 void set_common_functions(TteEngineProvider* provider);
+
+// The batched call (TteEngineProvider.execute) over the per-tensor ones:
+// a profile selected only when it changes, every input shape set and
+// output shape read, every address set, then `enqueue` (the provider's).
+TteStatus execute_steps(TteEngine* engine, const TteEngineExecution* call, TteError* error,
+                        TteStatus (*enqueue)(TteEngine*, void*, TteError*));
 
 // The library's counters (test_provider_api.h).
 void record_deserialize(const LoadOptions& options);

@@ -7,6 +7,7 @@
  * reaches it through ctypes.
  *
  *   libtte_test_provider_host.so: tte_engine_provider_entry ("test-host"),
+ *     tte_test_host_provider_per_tensor ("test-host-per-tensor"),
  *     tte_test_provider_stats, tte_test_provider_reset_stats
  *   libtte_test_provider_cuda.so: tte_engine_provider_entry ("test-cuda"),
  *     tte_test_cuda_provider_uncapturable ("test-cuda-nocapture"),
@@ -44,10 +45,19 @@ typedef struct TteTestProviderStats {
   /* The weight-streaming budget of the last successful deserialize. */
   int32_t last_has_weight_streaming_budget;
   int64_t last_weight_streaming_budget;
+  /* Batched calls (TteEngineProvider.execute), and input shapes set by
+   * either path: how often the backend entered the provider. */
+  uint64_t executes;
+  uint64_t input_shapes_set;
 } TteTestProviderStats;
 
 TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out);
 TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void);
+
+/* Host library only: provider "test-host-per-tensor", the engines of
+ * "test-host" as a provider built against the version 1 header, whose struct
+ * ends at `destroy` (no batched entry): the backend's per-tensor path. */
+TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_test_host_provider_per_tensor(void);
 
 /* CUDA library only: provider "test-cuda-nocapture", the engines of
  * "test-cuda" with enqueue_capturable = 0, for the CUDA-graph fallback. Its

@@ -157,9 +157,9 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
     status = own_stream(&stream);
   }
   if (status.ok()) {
-    status = set_profile_and_shapes(args, stream);
+    status = batched() ? set_shapes_batched(args, stream) : set_profile_and_shapes(args, stream);
   }
-  if (status.ok()) {
+  if (status.ok() && !batched()) {
     status = resize_outputs(args);
   }
   if (!status.ok()) {
@@ -240,21 +240,111 @@ Status TensorRTDelegate::resize_outputs(DelegateArgs args) {
   return Status::Ok();
 }
 
+Status TensorRTDelegate::set_shapes_batched(DelegateArgs args, void* stream) {
+  int32_t profile = -1;
+  Status status = choose_profile(io_, args, &profile);
+  if (!status.ok()) {
+    return status;
+  }
+  BatchArrays& b = batch_;
+  if (b.input_indices.size() != io_.inputs.size()) {
+    for (const EngineTensor& input : io_.inputs) {
+      b.input_indices.push_back(input.index);
+      b.input_ranks.push_back(input.rank);
+    }
+    for (const EngineTensor& output : io_.outputs) {
+      b.output_indices.push_back(output.index);
+    }
+    for (size_t a = 0; a < io_.num_arguments(); ++a) {
+      b.tensor_indices.push_back(io_.argument(a).index);
+    }
+    b.output_ranks.assign(io_.outputs.size(), 0);
+    b.output_dims.assign(io_.outputs.size() * TTE_MAX_RANK, 0);
+  }
+  b.next_shapes.clear();
+  int64_t dims[TTE_MAX_RANK];
+  for (size_t i = 0; i < io_.inputs.size(); ++i) {
+    engine_dims(args[i]->toTensor(), io_.inputs[i].rank, dims);
+    b.next_shapes.insert(b.next_shapes.end(), dims, dims + io_.inputs[i].rank);
+  }
+  // The engine keeps what it was last given: unchanged shapes cost no call.
+  if (!shapes_set_ || profile != current_profile_ || b.next_shapes != input_shapes_) {
+    const EngineProvider& provider = *engine_.provider;
+    TteEngineExecution call{};
+    call.struct_size = sizeof(call);
+    call.steps = TTE_EXECUTE_SET_SHAPES;
+    call.profile = profile;
+    call.num_inputs = static_cast<int32_t>(b.input_indices.size());
+    call.input_indices = b.input_indices.data();
+    call.input_ranks = b.input_ranks.data();
+    call.input_dims = b.next_shapes.data();
+    call.num_outputs = static_cast<int32_t>(b.output_indices.size());
+    call.output_indices = b.output_indices.data();
+    call.output_ranks = b.output_ranks.data();
+    call.output_dims = b.output_dims.data();
+    call.stream = stream;
+    TteError error{};
+    shapes_set_ = false;
+    const TteStatus s = provider.abi().execute(engine_.engine, &call, &error);
+    if (s != TTE_OK) {
+      return provider.call_failed(s, error, "execute (set shapes)");
+    }
+    for (size_t o = 0; o < io_.outputs.size(); ++o) {
+      if (b.output_ranks[o] < 0 || b.output_ranks[o] > TTE_MAX_RANK) {
+        return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave output '" +
+                                              io_.outputs[o].name + "' rank " +
+                                              std::to_string(b.output_ranks[o]));
+      }
+    }
+    current_profile_ = profile;
+    input_shapes_.swap(b.next_shapes);
+    shapes_set_ = true;
+  }
+  for (size_t o = 0; o < io_.outputs.size(); ++o) {
+    status = fit_output_shape(io_, o, &b.output_dims[o * TTE_MAX_RANK], b.output_ranks[o], args);
+    if (!status.ok()) {
+      return status;
+    }
+  }
+  return Status::Ok();
+}
+
 Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* stream) {
   const EngineProvider& provider = *engine_.provider;
   const TteEngineProvider& abi = provider.abi();
   TteEngine* engine = engine_.engine;
   TteError error{};
-  for (size_t a = 0; a < bindings.size(); ++a) {
-    const EngineTensor& spec = io_.argument(a);
-    TteStatus s = abi.set_tensor_address(engine, spec.index, bindings[a].address, &error);
-    if (s != TTE_OK) {
-      return provider.call_failed(s, error, "set_tensor_address of '" + spec.name + "'");
+  if (batched()) {
+    batch_.addresses.resize(bindings.size());
+    for (size_t a = 0; a < bindings.size(); ++a) {
+      batch_.addresses[a] = bindings[a].address;
+    }
+  } else {
+    for (size_t a = 0; a < bindings.size(); ++a) {
+      const EngineTensor& spec = io_.argument(a);
+      TteStatus s = abi.set_tensor_address(engine, spec.index, bindings[a].address, &error);
+      if (s != TTE_OK) {
+        return provider.call_failed(s, error, "set_tensor_address of '" + spec.name + "'");
+      }
     }
   }
+  // Batched providers get every address in the one call that enqueues, made
+  // only when the engine really enqueues: a graph replay enters no provider.
   auto enqueue = [&]() {
     TteError e{};
-    return from_c_status(abi.enqueue(engine, stream, &e), e);
+    if (!batched()) {
+      return from_c_status(abi.enqueue(engine, stream, &e), e);
+    }
+    TteEngineExecution call{};
+    call.struct_size = sizeof(call);
+    call.steps = TTE_EXECUTE_ENQUEUE;
+    call.num_tensors = static_cast<int32_t>(batch_.addresses.size());
+    call.tensor_indices = batch_.tensor_indices.data();
+    call.addresses = batch_.addresses.data();
+    call.stream = stream;
+    const Status status = from_c_status(abi.execute(engine, &call, &e), e);
+    shapes_set_ = shapes_set_ && status.ok();
+    return status;
   };
   Status status;
   if (graphs_ == nullptr) {

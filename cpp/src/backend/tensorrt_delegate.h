@@ -43,6 +43,11 @@ class TensorRTDelegate {
   Status execute_locked(DelegateArgs args);
   Status set_profile_and_shapes(DelegateArgs args, void* stream);
   Status resize_outputs(DelegateArgs args);
+  // Providers with the batched entry (TteEngineProvider.execute): shapes in
+  // one call, and only when they changed; outputs resized from the shapes
+  // the provider reported then.
+  bool batched() const { return engine_.provider->abi().execute != nullptr; }
+  Status set_shapes_batched(DelegateArgs args, void* stream);
   Status enqueue(const std::vector<Binding>& bindings, void* stream);
   Status own_stream(void** stream);
 
@@ -54,6 +59,16 @@ class TensorRTDelegate {
   std::vector<int64_t> input_shapes_;  // this call's, all inputs in a row
   void* stream_ = nullptr;             // the delegate's own stream, created on first use
   std::unique_ptr<CudaGraphCache> graphs_;
+  // The batched entry's arrays, filled once at the first call, and whether
+  // the engine holds this call's shapes (false after any failed call).
+  struct BatchArrays {
+    std::vector<int32_t> input_indices, input_ranks, output_indices, tensor_indices;
+    std::vector<int32_t> output_ranks;
+    std::vector<int64_t> output_dims;  // TTE_MAX_RANK per output
+    std::vector<int64_t> next_shapes;
+    std::vector<void*> addresses;
+  } batch_;
+  bool shapes_set_ = false;
 };
 
 }  // namespace tte

@@ -15,9 +15,16 @@
 #include "torch_tensorrt_executorch/c_api.h"
 
 struct TteProgram {
-  std::unique_ptr<tte::Program> program;
+  std::shared_ptr<tte::Program> program;
   std::mutex error_mutex;
   std::string last_error;
+};
+
+// A method handle shares the program, so a run through it never meets a
+// freed one; the state belongs to the program.
+struct TteMethod {
+  std::shared_ptr<tte::Program> program;
+  tte::MethodState* state;
 };
 
 namespace {
@@ -127,7 +134,7 @@ TteStatus open_program(const TteProgramOptions* options, TteProgram** out_progra
     return report(invalid("out_program is NULL"), error);
   }
   *out_program = nullptr;
-  std::unique_ptr<tte::Program> program;
+  std::shared_ptr<tte::Program> program;
   const tte::Status status = guarded([&] {
     tte::ProgramOptions parsed;
     tte::Status read = read_options(options, &parsed);
@@ -158,7 +165,7 @@ TTE_API TteStatus tte_program_open_file(const char* path, const TteProgramOption
     return report(invalid("path is NULL"), error);
   }
   return open_program(options, out_program, error,
-                      [&](tte::ProgramOptions parsed, std::unique_ptr<tte::Program>* program) {
+                      [&](tte::ProgramOptions parsed, std::shared_ptr<tte::Program>* program) {
                         return tte::Program::open_file(path, std::move(parsed), program);
                       });
 }
@@ -170,12 +177,17 @@ TTE_API TteStatus tte_program_open_buffer(const void* data, size_t size,
     return report(invalid("data is NULL"), error);
   }
   return open_program(options, out_program, error,
-                      [&](tte::ProgramOptions parsed, std::unique_ptr<tte::Program>* program) {
+                      [&](tte::ProgramOptions parsed, std::shared_ptr<tte::Program>* program) {
                         return tte::Program::open_buffer(data, size, std::move(parsed), program);
                       });
 }
 
-TTE_API void tte_program_close(TteProgram* program) { delete program; }
+TTE_API void tte_program_close(TteProgram* program) {
+  if (program != nullptr) {
+    program->program->close();
+    delete program;
+  }
+}
 
 TTE_API const char* tte_program_last_error(const TteProgram* program) {
   if (program == nullptr) {
@@ -281,9 +293,11 @@ TTE_API TteStatus tte_program_run(TteProgram* program, const char* method, const
   if (program == nullptr || method == nullptr) {
     return finish(program, invalid("program and method must not be NULL"), error);
   }
+  tte::RunOptions options;
+  options.copy_outputs = copy_outputs != 0;
   return finish(program, guarded([&] {
-                  return program->program->run(method, inputs, num_inputs, copy_outputs != 0,
-                                               outputs, num_outputs);
+                  return program->program->run(method, inputs, num_inputs, options, outputs,
+                                               num_outputs);
                 }),
                 error);
 }
@@ -294,6 +308,70 @@ TTE_API TteStatus tte_program_write_etdump(TteProgram* program, const char* path
     return finish(program, invalid("program and path must not be NULL"), error);
   }
   return finish(program, guarded([&] { return program->program->write_etdump(path); }), error);
+}
+
+TTE_API TteStatus tte_program_get_method(TteProgram* program, const char* method,
+                                         TteMethod** out_method, TteError* error) {
+  if (program == nullptr || method == nullptr || out_method == nullptr) {
+    return finish(program, invalid("program, method and out_method must not be NULL"), error);
+  }
+  *out_method = nullptr;
+  tte::MethodState* state = nullptr;
+  const tte::Status status =
+      guarded([&] { return program->program->get_method(method, &state); });
+  if (!status.ok()) {
+    return finish(program, status, error);
+  }
+  auto* handle = new (std::nothrow) TteMethod{program->program, state};
+  if (handle == nullptr) {
+    return finish(program, tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"), error);
+  }
+  *out_method = handle;
+  return finish(program, status, error);
+}
+
+TTE_API void tte_method_release(TteMethod* method) { delete method; }
+
+TTE_API TteStatus tte_method_io_count(TteMethod* method, size_t* out_num_inputs,
+                                      size_t* out_num_outputs, TteError* error) {
+  if (method == nullptr || out_num_inputs == nullptr || out_num_outputs == nullptr) {
+    return report(invalid("method and the counts must not be NULL"), error);
+  }
+  // Fixed once the method is loaded, which the handle guarantees.
+  *out_num_inputs = method->state->method->inputs_size();
+  *out_num_outputs = method->state->method->outputs_size();
+  return report(tte::Status::Ok(), error);
+}
+
+TTE_API TteStatus tte_method_run(TteMethod* method, const TteInput* inputs, size_t num_inputs,
+                                 const TteRunOptions* options, TteOutput* outputs,
+                                 size_t num_outputs, TteError* error) {
+  if (method == nullptr) {
+    return report(invalid("method must not be NULL"), error);
+  }
+  tte::RunOptions run_options;
+  if (options != nullptr) {
+    const uint32_t size = options->struct_size;
+    auto has = [size](size_t end) { return size >= end; };
+    if (!has(offsetof(TteRunOptions, copy_outputs) + sizeof(int32_t))) {
+      return report(invalid("TteRunOptions.struct_size is too small; set it to sizeof(TteRunOptions)"),
+                    error);
+    }
+    run_options.copy_outputs = options->copy_outputs != 0;
+    if (has(offsetof(TteRunOptions, stream) + sizeof(void*))) {
+      run_options.has_stream = options->has_stream != 0;
+      run_options.stream = options->stream;
+    }
+    if (has(offsetof(TteRunOptions, allocator_context) + sizeof(void*))) {
+      run_options.allocate_output = options->allocate_output;
+      run_options.allocator_context = options->allocator_context;
+    }
+  }
+  return report(guarded([&] {
+                  return method->program->run(*method->state, inputs, num_inputs, run_options,
+                                              outputs, num_outputs);
+                }),
+                error);
 }
 
 }  // extern "C"

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "cuda/cuda_device.h"
 
@@ -43,6 +45,62 @@ cudaError_t AlignedHostMemory::allocate(void** data, size_t bytes) {
 }
 
 void AlignedHostMemory::free(void* data, int /*device*/) { std::free(data); }
+
+namespace {
+
+// One pool per device, made on first use and kept for the process (the
+// driver reclaims it at exit).
+cudaError_t output_pool(int device, cudaMemPool_t* out) {
+  static std::mutex mutex;
+  static std::vector<cudaMemPool_t> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device < 0) {
+    return cudaErrorInvalidDevice;
+  }
+  if (static_cast<size_t>(device) >= pools.size()) {
+    pools.resize(static_cast<size_t>(device) + 1, nullptr);
+  }
+  if (pools[device] == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    cudaError_t status = cudaMemPoolCreate(&pool, &props);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return status;
+    }
+    uint64_t keep_everything = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything);
+    cudaGetLastError();
+    pools[device] = pool;
+  }
+  *out = pools[device];
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t DeviceOutputPool::allocate(void** data, size_t bytes, int device, cudaStream_t stream) {
+  cudaMemPool_t pool = nullptr;
+  cudaError_t status = output_pool(device, &pool);
+  if (status == cudaSuccess) {
+    status = cudaMallocFromPoolAsync(data, bytes > 0 ? bytes : 1, pool, stream);
+  }
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+void DeviceOutputPool::free(void* data, int device) {
+  DeviceGuard guard(device);
+  // Errors are ignored: at process exit the CUDA runtime may be gone.
+  cudaFreeAsync(data, nullptr);
+  cudaGetLastError();
+}
 
 Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what) {
   if (cuda_device_count() == 0) {

@@ -97,6 +97,20 @@ using AlignedHostBuffer = GrowOnlyBuffer<AlignedHostMemory>;
 // failure says how many bytes were wanted where and for `what`.
 Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what);
 
+// Device memory of owned program outputs when the caller brings no
+// allocator of its own: a stream-ordered CUDA memory pool per device that
+// keeps what it holds (no release at synchronization points), so runs in a
+// steady state get their outputs without asking the driver. A block is
+// allocated in the order of the run's stream and freed in the order of the
+// legacy default stream, which follows the work of every blocking stream: a
+// consumer with work on a non-blocking stream synchronizes it before it
+// deletes the tensor, as with any allocator that reuses memory.
+struct DeviceOutputPool {
+  // `bytes` (at least one) on `device`, which must be current.
+  static cudaError_t allocate(void** data, size_t bytes, int device, cudaStream_t stream);
+  static void free(void* data, int device);
+};
+
 // Copies between pageable host memory and device memory through two pinned
 // chunks, so the CPU's memcpy of one chunk overlaps the DMA of the other.
 // (A plain cudaMemcpyAsync from pageable memory is synchronous and goes

@@ -4,25 +4,21 @@
 
 namespace tte {
 
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes,
-                                   const std::vector<uint8_t>& dim_order) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  const bool use_order = dim_order.size() == sizes.size();
+void dense_strides(const int64_t* sizes, const uint8_t* dim_order, size_t rank, int64_t* out) {
+  bool valid_order = dim_order != nullptr;
+  for (size_t i = 0; valid_order && i < rank; ++i) {
+    valid_order = dim_order[i] < rank;
+  }
   int64_t step = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    const size_t dim = use_order ? dim_order[i] : i;
-    if (dim >= sizes.size()) {
-      return dense_strides(sizes, {});
-    }
-    strides[dim] = step;
+  for (size_t i = rank; i-- > 0;) {
+    const size_t dim = valid_order ? dim_order[i] : i;
+    out[dim] = step;
     step *= sizes[dim] > 0 ? sizes[dim] : 1;
   }
-  return strides;
 }
 
-bool strides_match(const DLTensor& tensor,
-                   const std::vector<int64_t>& expected) {
-  if (tensor.ndim < 0 || static_cast<size_t>(tensor.ndim) != expected.size()) {
+bool strides_match(const DLTensor& tensor, const int64_t* expected) {
+  if (tensor.ndim < 0) {
     return false;
   }
   for (int32_t i = 0; i < tensor.ndim; ++i) {
@@ -30,14 +26,14 @@ bool strides_match(const DLTensor& tensor,
       return true;
     }
   }
-  const std::vector<int64_t> actual =
-      tensor.strides != nullptr
-          ? std::vector<int64_t>(tensor.strides, tensor.strides + tensor.ndim)
-          : dense_strides(std::vector<int64_t>(tensor.shape, tensor.shape + tensor.ndim), {});
-  for (int32_t i = 0; i < tensor.ndim; ++i) {
-    if (tensor.shape[i] != 1 && actual[i] != expected[i]) {
+  // Row-major strides of NULL-stride tensors, built from the innermost dim.
+  int64_t row_major = 1;
+  for (int32_t i = tensor.ndim; i-- > 0;) {
+    const int64_t actual = tensor.strides != nullptr ? tensor.strides[i] : row_major;
+    if (tensor.shape[i] != 1 && actual != expected[i]) {
       return false;
     }
+    row_major *= tensor.shape[i];
   }
   return true;
 }

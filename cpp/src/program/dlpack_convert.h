@@ -7,24 +7,22 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/dtypes.h"
 #include "torch_tensorrt_executorch/dlpack.h"
 
 namespace tte {
 
-// Element strides of a dense tensor with `sizes` laid out in `dim_order`
-// (outermost dimension first; the identity order is row-major).
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes,
-                                   const std::vector<uint8_t>& dim_order);
+// Element strides of a dense tensor of `rank` dims `sizes` laid out in
+// `dim_order` (outermost dimension first; the identity order, or NULL, is
+// row-major), written to `out`.
+void dense_strides(const int64_t* sizes, const uint8_t* dim_order, size_t rank, int64_t* out);
 
-// True when the tensor's element strides match `expected` (NULL strides mean
-// row-major, which is what `expected` must then be). Dimensions of extent 1
-// may carry any stride and an empty tensor matches any layout: neither
-// changes which bytes are read.
-bool strides_match(const DLTensor& tensor,
-                   const std::vector<int64_t>& expected);
+// True when the tensor's element strides match `expected` (tensor.ndim
+// values; NULL strides mean row-major). Dimensions of extent 1 may carry
+// any stride and an empty tensor matches any layout: neither changes which
+// bytes are read.
+bool strides_match(const DLTensor& tensor, const int64_t* expected);
 
 // Number of elements; nullopt on negative extents or overflow.
 std::optional<uint64_t> element_count(const int64_t* shape, int32_t ndim);

@@ -36,18 +36,18 @@ Status read_meta(ProgramModule& module, const std::string& method,
 }  // namespace
 
 Status Program::open_file(const std::string& path, ProgramOptions options,
-                          std::unique_ptr<Program>* out) {
+                          std::shared_ptr<Program>* out) {
   return open(ProgramSource::file(path), std::move(options), out);
 }
 
 Status Program::open_buffer(const void* data, size_t size, ProgramOptions options,
-                            std::unique_ptr<Program>* out) {
+                            std::shared_ptr<Program>* out) {
   return open(ProgramSource::buffer(data, size), std::move(options), out);
 }
 
 Status Program::open(const ProgramSource& source, ProgramOptions options,
-                     std::unique_ptr<Program>* out) {
-  std::unique_ptr<Program> program(new Program());
+                     std::shared_ptr<Program>* out) {
+  std::shared_ptr<Program> program(new Program());
   program->options_ = std::move(options);
   Status status = open_program(source, program->options_, &program->opened_);
   if (status.ok()) {
@@ -62,6 +62,11 @@ Program::~Program() {
   // the module first.
   opened_.module.reset();
   methods_.clear();
+}
+
+void Program::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
 }
 
 Status Program::check_method(const std::string& method) const {
@@ -90,8 +95,7 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
   }
   MethodState& slot = state_of(method);
   *state = &slot;
-  ProgramModule& module = *opened_.module;
-  if (module.loaded_method(method) != nullptr) {
+  if (slot.method != nullptr) {
     return Status::Ok();
   }
   if (!slot.load_failure.ok()) {
@@ -130,12 +134,16 @@ Status Program::load_method_once(const std::string& method, MethodState& slot) {
   DelegateRecorder recorder;
   et::Error error;
   ExecuTorchStep step(ProgramStep::kLoadMethod);
+  // Arenas of our own when they are better page-locked; they must outlive
+  // the method, so they live in its state.
+  slot.arenas = PlannedHostArenas::make(*meta);
   {
     DelegateRecorder::Scope scope(&recorder);
-    error = module.load_method(method);
+    error = module.load_method(method, slot.arenas ? slot.arenas->allocator() : nullptr);
   }
   slot.records = recorder.records();
   if (error != et::Error::Ok) {
+    slot.arenas.reset();
     bool delegate_failed = false;
     for (const DelegateRecord& record : slot.records) {
       delegate_failed = delegate_failed || !record.error.empty();
@@ -162,16 +170,24 @@ Status Program::load_method_once(const std::string& method, MethodState& slot) {
     return status.prefixed("cannot load method '" + method + "': ");
   }
   et::Method* loaded = module.loaded_method(method);
-  slot.input_staging.clear();
-  slot.input_staging.resize(loaded->inputs_size());
+  slot.name = method;
+  plan_method_inputs(*loaded, slot);
   plan_output_buffers(*loaded, slot);
+  slot.method = loaded;
   return Status::Ok();
 }
 
 Status Program::load_method(const std::string& method) {
-  std::lock_guard<std::mutex> lock(mutex_);
   MethodState* state = nullptr;
-  return ensure_loaded(method, &state);
+  return get_method(method, &state);
+}
+
+Status Program::get_method(const std::string& method, MethodState** state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_) {
+    return Status(TTE_ERROR_INVALID_STATE, "the program is closed");
+  }
+  return ensure_loaded(method, state);
 }
 
 Status Program::io_count(const std::string& method, size_t* num_inputs, size_t* num_outputs) {
@@ -220,8 +236,37 @@ Status Program::describe_json(std::string* json) {
                                options_.enable_etdump, json);
 }
 
+// The thread's caller stream for the duration of one run, when the run
+// names its own.
+class RunStream {
+ public:
+  explicit RunStream(const RunOptions& options) : set_(options.has_stream) {
+    if (set_) {
+      had_previous_ = caller_stream(&previous_);
+      set_caller_stream(options.stream);
+    }
+  }
+  ~RunStream() {
+    if (!set_) {
+      return;
+    }
+    if (had_previous_) {
+      set_caller_stream(previous_);
+    } else {
+      clear_caller_stream();
+    }
+  }
+  RunStream(const RunStream&) = delete;
+  RunStream& operator=(const RunStream&) = delete;
+
+ private:
+  bool set_;
+  bool had_previous_ = false;
+  void* previous_ = nullptr;
+};
+
 Status Program::run(const std::string& method, const TteInput* inputs, size_t num_inputs,
-                    bool copy_outputs, TteOutput* outputs, size_t num_outputs) {
+                    const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (outputs == nullptr && num_outputs > 0) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, "outputs is NULL");
@@ -229,33 +274,55 @@ Status Program::run(const std::string& method, const TteInput* inputs, size_t nu
   for (size_t i = 0; i < num_outputs; ++i) {
     outputs[i] = TteOutput{};
   }
-  if (inputs == nullptr && num_inputs > 0) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "inputs is NULL");
-  }
   MethodState* state = nullptr;
-  Status status = ensure_loaded(method, &state);
+  Status status = closed_ ? Status(TTE_ERROR_INVALID_STATE, "the program is closed")
+                          : ensure_loaded(method, &state);
   if (!status.ok()) {
     return status;
   }
-  et::Method& loaded = *opened_.module->loaded_method(method);
-  const et::MethodMeta meta = loaded.method_meta();
-  if (num_inputs != meta.num_inputs()) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "method '" + method + "' takes " +
-                                                  std::to_string(meta.num_inputs()) +
+  return run_locked(*state, inputs, num_inputs, options, outputs, num_outputs);
+}
+
+Status Program::run(MethodState& method, const TteInput* inputs, size_t num_inputs,
+                    const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (outputs == nullptr && num_outputs > 0) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "outputs is NULL");
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    outputs[i] = TteOutput{};
+  }
+  if (closed_) {
+    return Status(TTE_ERROR_INVALID_STATE,
+                  "the program is closed (method '" + method.name + "' cannot run)");
+  }
+  return run_locked(method, inputs, num_inputs, options, outputs, num_outputs);
+}
+
+Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t num_inputs,
+                           const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
+  if (inputs == nullptr && num_inputs > 0) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "inputs is NULL");
+  }
+  et::Method& loaded = *state.method;
+  if (num_inputs != loaded.inputs_size()) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "method '" + state.name + "' takes " +
+                                                  std::to_string(loaded.inputs_size()) +
                                                   " inputs, got " + std::to_string(num_inputs));
   }
-  if (num_outputs != meta.num_outputs()) {
+  if (num_outputs != loaded.outputs_size()) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "method '" + method + "' returns " + std::to_string(meta.num_outputs()) +
+                  "method '" + state.name + "' returns " + std::to_string(loaded.outputs_size()) +
                       " outputs, but room for " + std::to_string(num_outputs) + " was given");
   }
+  RunStream run_stream(options);
   void* stream = nullptr;
   caller_stream(&stream);
   // Inputs passed read-only, for a delegate about to write one in place.
   ReadOnlyLoan read_only;
-  status = set_method_inputs(loaded, *state, inputs, num_inputs, stream);
+  Status status = set_method_inputs(loaded, state, inputs, num_inputs, stream);
   if (status.ok()) {
-    status = give_output_buffers(loaded, *state);
+    status = give_output_buffers(loaded, state);
   }
   if (!status.ok()) {
     return status;
@@ -263,9 +330,17 @@ Status Program::run(const std::string& method, const TteInput* inputs, size_t nu
   ExecuTorchStep step(ProgramStep::kExecute);
   const et::Error error = loaded.execute();
   if (error != et::Error::Ok) {
-    return step.failed(error, "executing method '" + method + "' failed");
+    return step.failed(error, "executing method '" + state.name + "' failed");
   }
-  return collect_method_outputs(loaded, copy_outputs, stream, outputs, num_outputs);
+  OutputOptions output_options;
+  output_options.copy = options.copy_outputs;
+  output_options.stream = stream;
+  output_options.allocate = options.allocate_output;
+  output_options.allocator_context = options.allocator_context;
+  if (!options.copy_outputs) {
+    output_options.keep_alive = shared_from_this();
+  }
+  return collect_method_outputs(loaded, state, output_options, outputs, num_outputs);
 }
 
 Status Program::write_etdump(const std::string& path) {

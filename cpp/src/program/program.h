@@ -2,7 +2,8 @@
 // what the "Programs" group of c_api.h does, in C++. This class holds the
 // lock and the per-method state and orders the steps; each step lives in its
 // own file (program_loader, pte_checks, program_inputs, program_outputs,
-// program_metadata, etdump_writer).
+// program_metadata, etdump_writer). It is shared: the C API's handles and
+// every output view hold it, so memory a view points at outlives close().
 #pragma once
 
 #include <cstddef>
@@ -19,23 +20,40 @@
 
 namespace tte {
 
-class Program {
+// How one run hands out its results and where its CUDA work goes.
+struct RunOptions {
+  bool copy_outputs = true;
+  // Set: the run's stream, instead of the thread's caller stream.
+  bool has_stream = false;
+  void* stream = nullptr;
+  TteOutputAllocator allocate_output = nullptr;
+  void* allocator_context = nullptr;
+};
+
+class Program : public std::enable_shared_from_this<Program> {
  public:
   // Opens and verifies (InternalConsistency) a program; methods load later.
   static Status open_file(const std::string& path, ProgramOptions options,
-                          std::unique_ptr<Program>* out);
+                          std::shared_ptr<Program>* out);
   // The bytes are copied and kept for the program's lifetime.
   static Status open_buffer(const void* data, size_t size, ProgramOptions options,
-                            std::unique_ptr<Program>* out);
+                            std::shared_ptr<Program>* out);
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
   const std::vector<std::string>& method_names() const { return opened_.method_names; }
 
+  // Later runs fail with TTE_ERROR_INVALID_STATE; memory stays until the
+  // last owner lets go.
+  void close();
+
   // Initializes the method's delegates now (recording what each
   // TensorRTBackend delegate looked like, for describe_json).
   Status load_method(const std::string& method);
+  // Loads the method and returns its state, which lives as long as the
+  // program: what a method handle runs.
+  Status get_method(const std::string& method, MethodState** state);
 
   Status io_count(const std::string& method, size_t* num_inputs, size_t* num_outputs);
   // Metadata from the program; device type and index from the loaded method
@@ -47,8 +65,10 @@ class Program {
 
   // Sets inputs, executes and returns outputs; atomic with respect to other
   // threads using this program. On failure every output is left NONE.
+  Status run(MethodState& method, const TteInput* inputs, size_t num_inputs,
+             const RunOptions& options, TteOutput* outputs, size_t num_outputs);
   Status run(const std::string& method, const TteInput* inputs, size_t num_inputs,
-             bool copy_outputs, TteOutput* outputs, size_t num_outputs);
+             const RunOptions& options, TteOutput* outputs, size_t num_outputs);
 
   // Writes the events recorded since open (or the last write) and starts a
   // new recording.
@@ -57,16 +77,19 @@ class Program {
  private:
   Program() = default;
   static Status open(const ProgramSource& source, ProgramOptions options,
-                     std::unique_ptr<Program>* out);
+                     std::shared_ptr<Program>* out);
   Status check_method(const std::string& method) const;
   MethodState& state_of(const std::string& method);
   // Loads the method on first use; a method that failed to load fails again
   // at once, with the same status.
   Status ensure_loaded(const std::string& method, MethodState** state);
   Status load_method_once(const std::string& method, MethodState& slot);
+  Status run_locked(MethodState& method, const TteInput* inputs, size_t num_inputs,
+                    const RunOptions& options, TteOutput* outputs, size_t num_outputs);
   Status value_info(const std::string& method, size_t index, bool is_input, TteValueInfo* info);
 
   std::mutex mutex_;
+  bool closed_ = false;
   ProgramOptions options_;
   OpenedProgram opened_;
   std::map<std::string, std::unique_ptr<MethodState>> methods_;

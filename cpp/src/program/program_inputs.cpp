@@ -2,18 +2,18 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
 #include "common/dtypes.h"
-#include "common/text.h"
 #include "common/et_status.h"
 #include "common/read_only_memory.h"
+#include "common/text.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"
 #include "program/executorch_step.h"
@@ -23,6 +23,7 @@ namespace tte {
 
 namespace et = executorch::runtime;
 using et::etensor::DeviceType;
+using executorch::aten::DimOrderType;
 using executorch::aten::SizesType;
 using executorch::aten::StridesType;
 using executorch::aten::Tensor;
@@ -30,11 +31,16 @@ using executorch::aten::TensorImpl;
 
 namespace {
 
+// ExecuTorch's own limit on tensor rank.
+constexpr size_t kMaxRank = 16;
+// A page-locked caller input smaller than this is copied into the arena:
+// asking CUDA where its memory lives costs more than the copy.
+constexpr size_t kMinAliasBytes = size_t{64} << 10;
+
 struct InputContext {
   et::Method* method;
   MethodState* state;
   void* stream;
-  std::string method_name;
   bool stream_used = false;
 };
 
@@ -58,135 +64,177 @@ Status copy_async(void* dst, const void* src, size_t nbytes, InputContext& conte
   return Status::Ok();
 }
 
-Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_t index,
+// Whether a host input at `data` is page-locked memory the delegate can DMA
+// from as it is.
+bool page_locked(const DLTensor& tensor, const void* data) {
+  return tensor.device.device_type == kDLCUDAHost ||
+         classify_pointer(data).kind == PointerKind::kHost;
+}
+
+// A planned input back on its own arena memory, if a run pointed it at the
+// caller's.
+Status restore_home(InputContext& context, size_t index, const Tensor& target,
+                    const InputSpec& spec) {
+  MethodState::Alias& alias = context.state->input_aliases[index];
+  if (alias.data == nullptr) {
+    return Status::Ok();
+  }
+  alias = MethodState::Alias{};
+  const et::Error error = et::internal::set_tensor_data(target, spec.home, spec.home_bytes);
+  if (error != et::Error::Ok) {
+    return Status(status_code_of(error), "restoring the arena of " +
+                                             io_label(context.state->name, true, index, spec.name) + " failed: " +
+                                             et_error_text(error));
+  }
+  return Status::Ok();
+}
+
+Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t index,
                         const DLTensor* tensor, bool read_only) {
-  const std::string label = io_label(context.method_name, true, index, std::string(meta.name()));
+  // Messages are built only on failure.
+  auto label = [&] { return io_label(context.state->name, true, index, spec.name); };
   if (tensor == nullptr) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, label + " is a tensor but got NULL");
+    return Status(TTE_ERROR_INVALID_ARGUMENT, label() + " is a tensor but got NULL");
   }
   const MemorySpace space = memory_space(tensor->device.device_type);
   if (space == MemorySpace::kUnsupported) {
     return Status(TTE_ERROR_NOT_SUPPORTED,
-                  label + " is on " + device_name(tensor->device) +
+                  label() + " is on " + device_name(tensor->device) +
                       "; expected cpu, cuda, cuda_host or cuda_managed memory");
   }
   const std::optional<ScalarType> type = scalar_type_from_dlpack(tensor->dtype);
-  if (!type || *type != meta.scalar_type()) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, label + ": expected " +
-                                                  scalar_type_name(meta.scalar_type()) + ", got " +
+  if (!type || *type != spec.dtype) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, label() + ": expected " +
+                                                  scalar_type_name(spec.dtype) + ", got " +
                                                   dlpack_dtype_name(tensor->dtype));
   }
-  const auto bounds = meta.sizes();
-  std::vector<int64_t> bound_dims(bounds.begin(), bounds.end());
-  if (tensor->ndim < 0 || static_cast<size_t>(tensor->ndim) != bounds.size()) {
+  const size_t rank = spec.bounds.size();
+  // The rank is checked before the shape array is read: a producer's ndim
+  // says nothing about how many values its shape array really holds.
+  if (tensor->ndim < 0 || static_cast<size_t>(tensor->ndim) != rank) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  label + ": expected rank " + std::to_string(bounds.size()) + " (shape " +
-                      format_dims(bound_dims) + "), got rank " + std::to_string(tensor->ndim));
+                  label() + ": expected rank " + std::to_string(rank) + " (shape " +
+                      format_dims(spec.bounds) + "), got rank " + std::to_string(tensor->ndim));
   }
-  if (tensor->ndim > 0 && tensor->shape == nullptr) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, label + " has a NULL shape array");
+  if (rank > kMaxRank) {
+    return Status(TTE_ERROR_NOT_SUPPORTED, label() + " has rank " + std::to_string(rank) +
+                                               "; at most " + std::to_string(kMaxRank) +
+                                               " is supported");
   }
-  std::vector<int64_t> dims(tensor->shape, tensor->shape + tensor->ndim);
-
-  const et::EValue& target_value = method_input(*context.method, index);
-  const Tensor target = target_value.toTensor();
-  const bool is_static = target.shape_dynamism() == executorch::aten::TensorShapeDynamism::STATIC;
-  for (size_t d = 0; d < dims.size(); ++d) {
+  if (rank > 0 && tensor->shape == nullptr) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, label() + " has a NULL shape array");
+  }
+  const int64_t* dims = tensor->shape;
+  for (size_t d = 0; d < rank; ++d) {
     if (dims[d] < 0 || dims[d] > std::numeric_limits<SizesType>::max()) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    label + " has an invalid shape " + format_dims(dims));
+                    label() + " has an invalid shape " + format_dims(dims, rank));
     }
-    if (is_static && dims[d] != bound_dims[d]) {
+    if (spec.is_static && dims[d] != spec.bounds[d]) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    label + ": expected shape " + format_dims(bound_dims) + ", got " +
-                        format_dims(dims) + " (the program's shape is static)");
+                    label() + ": expected shape " + format_dims(spec.bounds) + ", got " +
+                        format_dims(dims, rank) + " (the program's shape is static)");
     }
-    if (!is_static && dims[d] > bound_dims[d]) {
+    if (!spec.is_static && dims[d] > spec.bounds[d]) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    label + ": shape " + format_dims(dims) + " exceeds the upper bounds " +
-                        format_dims(bound_dims) + " in dim " + std::to_string(d));
+                    label() + ": shape " + format_dims(dims, rank) + " exceeds the upper bounds " +
+                        format_dims(spec.bounds) + " in dim " + std::to_string(d));
     }
   }
-  const auto order = meta.dim_order();
-  const std::vector<uint8_t> dim_order(order.begin(), order.end());
-  const std::vector<int64_t> expected_strides = dense_strides(dims, dim_order);
+  int64_t expected_strides[kMaxRank];
+  dense_strides(dims, spec.dim_order.data(), rank, expected_strides);
   if (!strides_match(*tensor, expected_strides)) {
-    const std::string strides =
-        tensor->strides == nullptr
-            ? std::string("row-major")
-            : format_dims(tensor->strides, static_cast<size_t>(tensor->ndim));
-    return Status(TTE_ERROR_INVALID_ARGUMENT, label + " is not contiguous (strides " + strides +
-                                                  ", expected " + format_dims(expected_strides) +
-                                                  " for shape " + format_dims(dims) +
-                                                  "); pass a contiguous copy");
+    const std::string strides = tensor->strides == nullptr
+                                    ? std::string("row-major")
+                                    : format_dims(tensor->strides, rank);
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  label() + " is not contiguous (strides " + strides + ", expected " +
+                      format_dims(expected_strides, rank) + " for shape " +
+                      format_dims(dims, rank) + "); pass a contiguous copy");
   }
-  const std::optional<uint64_t> count = element_count(tensor->shape, tensor->ndim);
+  const std::optional<uint64_t> count = element_count(dims, static_cast<int32_t>(rank));
   const size_t nbytes = static_cast<size_t>(*count) * et::elementSize(*type);
   if (tensor->data == nullptr && nbytes > 0) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  label + " has NULL data but shape " + format_dims(dims));
+                  label() + " has NULL data but shape " + format_dims(dims, rank));
   }
   char* source =
       tensor->data == nullptr ? nullptr : static_cast<char*>(tensor->data) + tensor->byte_offset;
   if (read_only) {
-    ReadOnlyLoan::add(source, nbytes, label);
+    ReadOnlyLoan::add(source, nbytes, label());
   }
 
-  std::vector<SizesType> sizes(dims.begin(), dims.end());
-  std::vector<StridesType> strides(expected_strides.begin(), expected_strides.end());
-  std::vector<uint8_t> order_copy = dim_order;
-  if (order_copy.size() != sizes.size()) {
-    order_copy.resize(sizes.size());
-    for (size_t d = 0; d < order_copy.size(); ++d) {
-      order_copy[d] = static_cast<uint8_t>(d);
-    }
+  SizesType sizes[kMaxRank];
+  StridesType strides[kMaxRank];
+  DimOrderType order[kMaxRank];
+  for (size_t d = 0; d < rank && d < kMaxRank; ++d) {
+    sizes[d] = static_cast<SizesType>(dims[d]);
+    strides[d] = static_cast<StridesType>(expected_strides[d]);
+    order[d] = spec.dim_order[d];
   }
-  const bool target_on_device = target.device_type() == DeviceType::CUDA;
-  const int target_device = target.device_index();
 
   auto share_or_copy = [&](void* data, DeviceType tag) -> Status {
-    TensorImpl impl(meta.scalar_type(), static_cast<ssize_t>(sizes.size()), sizes.data(), data,
-                    order_copy.data(), strides.data(),
+    TensorImpl impl(spec.dtype, static_cast<ssize_t>(rank), sizes, data, order, strides,
                     executorch::aten::TensorShapeDynamism::STATIC, tag,
-                    tag == DeviceType::CUDA ? target_device : 0);
+                    tag == DeviceType::CUDA ? spec.device : 0);
     ExecuTorchStep step(ProgramStep::kSetInput);
     const et::Error error = context.method->set_input(et::EValue(Tensor(&impl)), index);
     if (error != et::Error::Ok) {
-      return step.failed(error, "setting " + label + " failed");
+      return step.failed(error, "setting " + label() + " failed");
     }
     return Status::Ok();
   };
 
-  if (meta.is_memory_planned()) {
-    if (space == MemorySpace::kHost && !target_on_device) {
+  if (spec.memory_planned) {
+    const Tensor target = method_input(*context.method, index).toTensor();
+    Status status = restore_home(context, index, target, spec);
+    if (!status.ok()) {
+      return status;
+    }
+    if (space == MemorySpace::kHost && !spec.on_device) {
+      if (context.state->arenas != nullptr && nbytes >= kMinAliasBytes &&
+          page_locked(*tensor, source)) {
+        // The delegate can DMA straight from the caller's memory: point the
+        // input there instead of copying it into the arena.
+        et::Error error = et::resize_tensor(target, {sizes, rank});
+        if (error == et::Error::Ok) {
+          error = et::internal::set_tensor_data(target, source, nbytes);
+        }
+        if (error != et::Error::Ok) {
+          return Status(status_code_of(error),
+                        "setting " + label() + " failed: " + et_error_text(error));
+        }
+        context.state->input_aliases[index] = MethodState::Alias{source, nbytes};
+        return Status::Ok();
+      }
       return share_or_copy(source, DeviceType::CPU);
     }
     ExecuTorchStep step(ProgramStep::kSetInput);
-    const et::Error error = et::resize_tensor(target, {sizes.data(), sizes.size()});
+    const et::Error error = et::resize_tensor(target, {sizes, rank});
     if (error != et::Error::Ok) {
-      return step.failed(error, "resizing " + label + " to " + format_dims(dims) + " failed");
+      return step.failed(error, "resizing " + label() + " to " + format_dims(dims, rank) + " failed");
     }
-    return copy_async(target.mutable_data_ptr(), source, nbytes, context, label);
+    return copy_async(target.mutable_data_ptr(), source, nbytes, context, label());
   }
-  if (!target_on_device) {
+  if (!spec.on_device) {
     return share_or_copy(source,
                          space == MemorySpace::kDevice ? DeviceType::CUDA : DeviceType::CPU);
   }
   if (space == MemorySpace::kDevice) {
-    if (tensor->device.device_type == kDLCUDA && tensor->device.device_id != target_device) {
+    if (tensor->device.device_type == kDLCUDA && tensor->device.device_id != spec.device) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    label + " is on " + device_name(tensor->device) +
-                        " but the program places it on cuda:" + std::to_string(target_device));
+                    label() + " is on " + device_name(tensor->device) +
+                        " but the program places it on cuda:" + std::to_string(spec.device));
     }
     return share_or_copy(source, DeviceType::CUDA);
   }
   // A host tensor for an input the program keeps on the device: stage it.
   DeviceBuffer& staging = context.state->input_staging[index];
-  Status status = reserve_on_device(staging, nbytes, target_device, label);
+  Status status = reserve_on_device(staging, nbytes, spec.device, label());
   if (!status.ok()) {
     return status;
   }
-  status = copy_async(staging.data(), source, nbytes, context, label);
+  status = copy_async(staging.data(), source, nbytes, context, label());
   if (!status.ok()) {
     return status;
   }
@@ -195,7 +243,7 @@ Status set_tensor_input(InputContext& context, const et::TensorInfo& meta, size_
 
 Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
                         const TteInput& input) {
-  const std::string label = io_label(context.method_name, true, index, "");
+  auto label = [&] { return io_label(context.state->name, true, index, ""); };
   et::EValue value;
   bool matches = false;
   switch (expected) {
@@ -214,51 +262,94 @@ Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
       break;
     default:
       return Status(TTE_ERROR_NOT_SUPPORTED,
-                    label + " is a " + tag_name(expected) + ", which the C API cannot pass");
+                    label() + " is a " + tag_name(expected) + ", which the C API cannot pass");
   }
   if (!matches) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, label + ": expected " + tag_name(expected) +
+    return Status(TTE_ERROR_INVALID_ARGUMENT, label() + ": expected " + tag_name(expected) +
                                                   ", got " + value_tag_name(input.tag));
   }
   ExecuTorchStep step(ProgramStep::kSetInput);
   const et::Error error = context.method->set_input(value, index);
   if (error != et::Error::Ok) {
-    return step.failed(error, "setting " + label + " failed");
+    return step.failed(error, "setting " + label() + " failed" +
+                                  (expected == et::Tag::None
+                                       ? std::string()
+                                       : std::string(" (ExecuTorch requires a ") + tag_name(expected) +
+                                             " input to equal the value the program was exported with)"));
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status set_method_inputs(et::Method& method, MethodState& state, const TteInput* inputs,
-                         size_t num_inputs, void* stream) {
+void plan_method_inputs(et::Method& method, MethodState& state) {
   const et::MethodMeta meta = method.method_meta();
-  InputContext context{&method, &state, stream, meta.name()};
-  Status status;
-  for (size_t i = 0; i < num_inputs && status.ok(); ++i) {
+  const size_t count = method.inputs_size();
+  state.input_tags.assign(count, et::Tag::None);
+  state.input_specs.assign(count, InputSpec{});
+  state.input_aliases.assign(count, MethodState::Alias{});
+  state.input_staging.clear();
+  state.input_staging.resize(count);
+  for (size_t i = 0; i < count; ++i) {
     auto tag = meta.input_tag(i);
-    if (!tag.ok()) {
-      status = damaged_method_meta(tag.error(), "cannot read the type of " +
-                                                    io_label(context.method_name, true, i, ""));
-      continue;
-    }
-    if (*tag != et::Tag::Tensor) {
-      status = set_scalar_input(context, *tag, i, inputs[i]);
+    // An unreadable tag is reported by the run that meets it.
+    state.input_tags[i] = tag.ok() ? *tag : et::Tag::String;
+    if (!tag.ok() || *tag != et::Tag::Tensor) {
       continue;
     }
     auto info = meta.input_tensor_meta(i);
     if (!info.ok()) {
-      status = damaged_method_meta(info.error(), "cannot read the metadata of " +
-                                                     io_label(context.method_name, true, i, ""));
-    } else if (inputs[i].tag != TTE_VALUE_TENSOR) {
-      status = Status(TTE_ERROR_INVALID_ARGUMENT,
-                      io_label(context.method_name, true, i, std::string(info->name())) +
-                          ": expected a tensor, got " + value_tag_name(inputs[i].tag));
+      state.input_tags[i] = et::Tag::String;
+      continue;
+    }
+    InputSpec& spec = state.input_specs[i];
+    spec.dtype = info->scalar_type();
+    spec.bounds.assign(info->sizes().begin(), info->sizes().end());
+    const auto order = info->dim_order();
+    if (order.size() == spec.bounds.size()) {
+      spec.dim_order.assign(order.begin(), order.end());
     } else {
-      // For a tensor, int_value carries its DLPack flags (c_api.h).
-      const bool read_only = (static_cast<uint64_t>(inputs[i].int_value) &
-                              DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-      status = set_tensor_input(context, *info, i, inputs[i].tensor, read_only);
+      spec.dim_order.resize(spec.bounds.size());
+      for (size_t d = 0; d < spec.dim_order.size(); ++d) {
+        spec.dim_order[d] = static_cast<uint8_t>(d);
+      }
+    }
+    spec.name = std::string(info->name());
+    spec.memory_planned = info->is_memory_planned();
+    const Tensor target = method_input(method, i).toTensor();
+    spec.is_static = target.shape_dynamism() == executorch::aten::TensorShapeDynamism::STATIC;
+    spec.on_device = target.device_type() == DeviceType::CUDA;
+    spec.device = target.device_index();
+    if (spec.memory_planned) {
+      spec.home = target.mutable_data_ptr();
+      spec.home_bytes = info->nbytes();
+    }
+  }
+}
+
+Status set_method_inputs(et::Method& method, MethodState& state, const TteInput* inputs,
+                         size_t num_inputs, void* stream) {
+  InputContext context{&method, &state, stream};
+  Status status;
+  for (size_t i = 0; i < num_inputs && status.ok(); ++i) {
+    const et::Tag tag = state.input_tags[i];
+    if (tag == et::Tag::Tensor) {
+      if (inputs[i].tag != TTE_VALUE_TENSOR) {
+        status = Status(TTE_ERROR_INVALID_ARGUMENT,
+                        io_label(state.name, true, i, state.input_specs[i].name) +
+                            ": expected a tensor, got " + value_tag_name(inputs[i].tag));
+      } else {
+        // For a tensor, int_value carries its DLPack flags (c_api.h).
+        const bool read_only = (static_cast<uint64_t>(inputs[i].int_value) &
+                                DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+        status = set_tensor_input(context, state.input_specs[i], i, inputs[i].tensor, read_only);
+      }
+    } else if (tag == et::Tag::String) {
+      // plan_method_inputs could not read this input's declaration.
+      status = damaged_method_meta(et::Error::InvalidProgram,
+                                   "cannot read the declaration of " + io_label(state.name, true, i, ""));
+    } else {
+      status = set_scalar_input(context, tag, i, inputs[i]);
     }
   }
   if (context.stream_used) {
@@ -272,6 +363,18 @@ Status set_method_inputs(et::Method& method, MethodState& state, const TteInput*
     }
   }
   return status;
+}
+
+bool in_input_alias(const MethodState& state, const void* data, size_t nbytes) {
+  const auto* begin = static_cast<const char*>(data);
+  for (const MethodState::Alias& alias : state.input_aliases) {
+    const auto* alias_begin = static_cast<const char*>(alias.data);
+    if (alias_begin != nullptr && begin < alias_begin + alias.bytes &&
+        alias_begin < begin + std::max<size_t>(nbytes, 1)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace tte

@@ -2,7 +2,9 @@
 // the Program keeps beside it.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "backend/delegate_recorder.h"
 #include "common/status.h"
 #include "cuda/device_buffers.h"
+#include "program/planned_arenas.h"
 
 namespace tte {
 
@@ -39,24 +42,60 @@ inline const executorch::runtime::EValue& method_input(executorch::runtime::Meth
 #pragma GCC diagnostic pop
 }
 
-// Memory for a non-planned output the method leaves without data: on the
+// Memory for a non-planned output the method leaves without any: on the
 // host or on the device the method places the output on.
 struct OutputBuffer {
   AlignedHostBuffer host;
   DeviceBuffer device;
 };
 
+// One tensor input as the method declares it, read once when the method
+// loads so a run walks no program metadata.
+struct InputSpec {
+  executorch::runtime::etensor::ScalarType dtype{};
+  std::vector<int64_t> bounds;     // upper bounds of dynamic dims
+  std::vector<uint8_t> dim_order;  // one entry per dim
+  std::string name;
+  bool memory_planned = false;
+  bool is_static = false;
+  bool on_device = false;  // ExecuTorch keeps the input on a CUDA device
+  int device = 0;
+  // A planned input's own memory in the method's arena. A run may point the
+  // input at the caller's page-locked memory instead (one DMA, no copy into
+  // the arena); the next run points it back before ExecuTorch copies.
+  void* home = nullptr;
+  size_t home_bytes = 0;
+};
+
 // What the Program keeps for one method besides ExecuTorch's Method.
 struct MethodState {
+  std::string name;
+  // Set once the method is loaded; owned by the module.
+  executorch::runtime::Method* method = nullptr;
   std::vector<DelegateRecord> records;
   // Why the method failed to load, kept so that later calls fail at once.
   Status load_failure;
+  bool info_load_tried = false;
+  // Per input: its tag (ExecuTorch's), and for tensors its declaration.
+  std::vector<executorch::runtime::Tag> input_tags;
+  std::vector<InputSpec> input_specs;
+  // Per input: the caller memory a planned input points at since the last
+  // run ({NULL, 0} while it holds its own arena memory).
+  struct Alias {
+    const void* data = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Alias> input_aliases;
   // Per output: whether the program must give it memory, and that memory.
   std::vector<bool> output_needs_buffer;
   std::vector<OutputBuffer> output_buffers;
   // Per input: device copies of host tensors for device-tagged, non-planned
   // inputs.
   std::vector<DeviceBuffer> input_staging;
+  // The method's planned host arenas when the program provides them
+  // (page-locked, so delegates copy them with one DMA); else empty and
+  // ExecuTorch's Module owns the arenas.
+  std::unique_ptr<PlannedHostArenas> arenas;
 };
 
 }  // namespace tte

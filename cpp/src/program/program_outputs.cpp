@@ -6,12 +6,14 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/dtypes.h"
+#include "common/et_status.h"
+#include "common/text.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"
 #include "program/executorch_step.h"
+#include "program/program_inputs.h"
 #include "program/program_metadata.h"
 
 namespace tte {
@@ -22,11 +24,16 @@ using executorch::aten::Tensor;
 
 namespace {
 
+constexpr size_t kMaxRank = 16;
+
 // Where an output's memory lives: the tensor's device tag, or for CPU-tagged
 // tensors what the CUDA runtime says about the address.
 DLDevice output_device(const Tensor& tensor) {
   if (tensor.device_type() == DeviceType::CUDA) {
     return DLDevice{kDLCUDA, tensor.device_index()};
+  }
+  if (cuda_device_count() == 0) {
+    return DLDevice{kDLCPU, 0};
   }
   const PointerInfo info = classify_pointer(tensor.const_data_ptr());
   switch (info.kind) {
@@ -36,56 +43,225 @@ DLDevice output_device(const Tensor& tensor) {
   }
 }
 
-// A DLManagedTensorVersioned with the arrays and memory it points to.
+// A DLManagedTensorVersioned made here, with the arrays it points to and
+// what its memory is: a view (holding the memory's owner), a host copy, or a
+// device copy from the pool.
 struct OutputTensor {
   DLManagedTensorVersioned managed{};
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
+  int64_t shape[kMaxRank];
+  int64_t strides[kMaxRank];
+  std::shared_ptr<const void> keep_alive;
   AlignedHostBuffer host_copy;
-  DeviceBuffer device_copy;
+  void* device_copy = nullptr;
+  int device = -1;
 
+  ~OutputTensor() {
+    if (device_copy != nullptr) {
+      DeviceOutputPool::free(device_copy, device);
+    }
+  }
   static void destroy(DLManagedTensorVersioned* self) {
     delete static_cast<OutputTensor*>(self->manager_ctx);
   }
+};
 
-  void* owned_data() const {
-    return device_copy.data() != nullptr ? device_copy.data() : host_copy.data();
-  }
+// One tensor output on its way out.
+struct TensorOutput {
+  const Tensor* tensor;
+  size_t index;
+  DLDevice device;
+  size_t nbytes;
+  DLDataType dtype;
+  std::string label() const { return "output " + std::to_string(index); }
+};
 
-  // An owned copy of the output's `nbytes` at `data` on `device`.
-  Status copy_from(const void* data, size_t nbytes, DLDevice device, void* stream, size_t index) {
-    if (device.device_type == kDLCPU) {
-      if (host_copy.reserve(nbytes) != cudaSuccess) {
-        return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(nbytes) +
-                                                   " host bytes for output " +
-                                                   std::to_string(index));
-      }
-      std::memcpy(host_copy.data(), data, nbytes);
-      return Status::Ok();
+// Device copies queued on the run's stream, waited for once: the device
+// they were queued on (-1: none yet).
+struct QueuedCopies {
+  void* stream = nullptr;
+  int device = -1;
+
+  cudaError_t wait() {
+    if (device < 0) {
+      return cudaSuccess;
     }
-    const Status reserved =
-        reserve_on_device(device_copy, nbytes, device.device_id, "output " + std::to_string(index));
-    if (!reserved.ok()) {
-      return reserved;
-    }
-    DeviceGuard guard(device.device_id);
-    const auto cuda_stream = static_cast<cudaStream_t>(stream);
-    cudaError_t error =
-        cudaMemcpyAsync(device_copy.data(), data, nbytes, cudaMemcpyDefault, cuda_stream);
-    if (error == cudaSuccess) {
-      error = cudaStreamSynchronize(cuda_stream);
-    }
+    DeviceGuard guard(device);
+    device = -1;
+    const cudaError_t error = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
     if (error != cudaSuccess) {
       cudaGetLastError();
-      return Status(TTE_ERROR_RUNTIME, "copying output " + std::to_string(index) +
-                                           " failed: " + cuda_error_text(error));
     }
-    return Status::Ok();
+    return error;
   }
 };
 
-Status make_output(const et::EValue& value, size_t index, bool copy, void* stream,
+// Queues (device) or does (host) the copy of the output's bytes to `dst`.
+Status copy_output(const TensorOutput& out, void* dst, DLDevice dst_device, QueuedCopies* queued) {
+  if (out.nbytes == 0) {
+    return Status::Ok();
+  }
+  const void* src = out.tensor->const_data_ptr();
+  if (out.device.device_type == kDLCPU && dst_device.device_type == kDLCPU) {
+    std::memcpy(dst, src, out.nbytes);
+    return Status::Ok();
+  }
+  const int device = out.device.device_type == kDLCPU ? dst_device.device_id : out.device.device_id;
+  // A stream (the legacy default one, at least) belongs to a device: wait
+  // for copies queued on another device first.
+  cudaError_t error = queued->device >= 0 && queued->device != device ? queued->wait() : cudaSuccess;
+  if (error == cudaSuccess) {
+    DeviceGuard guard(device);
+    error = cudaMemcpyAsync(dst, src, out.nbytes, cudaMemcpyDefault,
+                            static_cast<cudaStream_t>(queued->stream));
+  }
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return Status(TTE_ERROR_RUNTIME, "copying " + out.label() + " failed: " + cuda_error_text(error));
+  }
+  queued->device = device;
+  return Status::Ok();
+}
+
+// An owned copy in the caller's memory: `options.allocate` makes a tensor of
+// the output's dtype, shape and device, checked before it is written.
+Status caller_copy(const TensorOutput& out, const OutputOptions& options, QueuedCopies* queued,
                    TteOutput* output) {
+  const Tensor& tensor = *out.tensor;
+  int64_t shape[kMaxRank];
+  const size_t rank = tensor.dim();
+  for (size_t d = 0; d < rank; ++d) {
+    shape[d] = tensor.size(d);
+  }
+  DLTensor prototype{};
+  prototype.device = out.device.device_type == kDLCUDAManaged
+                         ? DLDevice{kDLCUDA, out.device.device_id}
+                         : out.device;
+  prototype.ndim = static_cast<int32_t>(rank);
+  prototype.dtype = out.dtype;
+  prototype.shape = shape;
+  DLManagedTensorVersioned* made = nullptr;
+  TteError error{};
+  const TteStatus code = options.allocate(options.allocator_context, &prototype, &made, &error);
+  if (code != TTE_OK || made == nullptr) {
+    return from_c_status(code != TTE_OK ? code : TTE_ERROR_OUT_OF_MEMORY, error)
+        .prefixed("allocating " + out.label() + " (" + format_dims(shape, rank) + ", " +
+                  dlpack_dtype_name(out.dtype) + ") failed: ");
+  }
+  const DLTensor& got = made->dl_tensor;
+  bool fits = made->version.major == 1 && got.ndim == prototype.ndim &&
+              got.dtype.code == out.dtype.code && got.dtype.bits == out.dtype.bits &&
+              got.dtype.lanes == out.dtype.lanes &&
+              got.device.device_type == prototype.device.device_type &&
+              got.device.device_id == prototype.device.device_id &&
+              (got.data != nullptr || out.nbytes == 0);
+  for (size_t d = 0; fits && d < rank; ++d) {
+    fits = got.shape[d] == shape[d];
+  }
+  if (fits) {
+    int64_t dense[kMaxRank];
+    dense_strides(shape, nullptr, rank, dense);
+    fits = strides_match(got, dense);
+  }
+  if (!fits) {
+    if (made->deleter != nullptr) {
+      made->deleter(made);
+    }
+    return Status(TTE_ERROR_INTERNAL, "the output allocator gave " + out.label() +
+                                          " a tensor that is not a compact " +
+                                          format_dims(shape, rank) + " " +
+                                          dlpack_dtype_name(out.dtype) + " on " +
+                                          device_name(prototype.device));
+  }
+  void* dst = got.data == nullptr ? nullptr : static_cast<char*>(got.data) + got.byte_offset;
+  const Status status = copy_output(out, dst, prototype.device, queued);
+  if (!status.ok()) {
+    if (made->deleter != nullptr) {
+      made->deleter(made);
+    }
+    return status;
+  }
+  made->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+  output->tag = TTE_VALUE_TENSOR;
+  output->tensor = made;
+  return Status::Ok();
+}
+
+Status make_tensor_output(const TensorOutput& out, const MethodState& state,
+                          const OutputOptions& options, QueuedCopies* queued, TteOutput* output) {
+  const Tensor& tensor = *out.tensor;
+  const size_t rank = tensor.dim();
+  if (rank > kMaxRank) {
+    return Status(TTE_ERROR_NOT_SUPPORTED, out.label() + " has rank " + std::to_string(rank) +
+                                               "; at most " + std::to_string(kMaxRank) +
+                                               " is supported");
+  }
+  void* data = tensor.mutable_data_ptr();
+  // A view must be of memory the program owns: an output that is an input
+  // the caller's memory stands in for is copied.
+  const bool copy = options.copy || in_input_alias(state, data, out.nbytes);
+  if (copy && options.allocate != nullptr) {
+    return caller_copy(out, options, queued, output);
+  }
+  auto result = std::make_unique<OutputTensor>();
+  result->managed.manager_ctx = result.get();
+  for (size_t d = 0; d < rank; ++d) {
+    result->shape[d] = tensor.size(d);
+    result->strides[d] = tensor.strides()[d];
+  }
+  DLDevice device = out.device;
+  uint64_t flags = 0;
+  if (copy) {
+    flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    void* dst = nullptr;
+    if (out.nbytes > 0) {
+      if (device.device_type == kDLCPU) {
+        if (result->host_copy.reserve(out.nbytes) != cudaSuccess) {
+          return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(out.nbytes) +
+                                                     " host bytes for " + out.label());
+        }
+        dst = result->host_copy.data();
+      } else {
+        device = DLDevice{kDLCUDA, device.device_id};
+        DeviceGuard guard(device.device_id);
+        const cudaError_t error = DeviceOutputPool::allocate(
+            &result->device_copy, out.nbytes, device.device_id,
+            static_cast<cudaStream_t>(options.stream));
+        if (error != cudaSuccess) {
+          return Status(TTE_ERROR_OUT_OF_MEMORY,
+                        "cannot allocate " + std::to_string(out.nbytes) + " bytes on cuda:" +
+                            std::to_string(device.device_id) + " for " + out.label() + " (" +
+                            cuda_error_text(error) + ")");
+        }
+        result->device = device.device_id;
+        dst = result->device_copy;
+      }
+      const Status status = copy_output(out, dst, device, queued);
+      if (!status.ok()) {
+        return status;
+      }
+    }
+    data = dst;
+  } else {
+    result->keep_alive = options.keep_alive;
+  }
+  DLManagedTensorVersioned& managed = result->managed;
+  managed.version = DLPackVersion{1, 0};
+  managed.deleter = &OutputTensor::destroy;
+  managed.flags = flags;
+  managed.dl_tensor.data = data;
+  managed.dl_tensor.device = device;
+  managed.dl_tensor.ndim = static_cast<int32_t>(rank);
+  managed.dl_tensor.dtype = out.dtype;
+  managed.dl_tensor.shape = result->shape;
+  managed.dl_tensor.strides = result->strides;
+  managed.dl_tensor.byte_offset = 0;
+  output->tag = TTE_VALUE_TENSOR;
+  output->tensor = &result.release()->managed;
+  return Status::Ok();
+}
+
+Status make_output(const et::EValue& value, size_t index, const MethodState& state,
+                   const OutputOptions& options, QueuedCopies* queued, TteOutput* output) {
   *output = TteOutput{};
   switch (value.tag) {
     case et::Tag::None: output->tag = TTE_VALUE_NONE; return Status::Ok();
@@ -111,39 +287,8 @@ Status make_output(const et::EValue& value, size_t index, bool copy, void* strea
                   "output " + std::to_string(index) + " has element type " +
                       scalar_type_name(tensor.scalar_type()) + ", which DLPack cannot describe");
   }
-  auto result = std::make_unique<OutputTensor>();
-  result->managed.manager_ctx = result.get();
-  result->shape.assign(tensor.sizes().begin(), tensor.sizes().end());
-  result->strides.assign(tensor.strides().begin(), tensor.strides().end());
-  const DLDevice device = output_device(tensor);
-  const size_t nbytes = tensor.nbytes();
-  void* data = tensor.mutable_data_ptr();
-  uint64_t flags = 0;
-  if (copy && data != nullptr && nbytes > 0) {
-    const Status status = result->copy_from(data, nbytes, device, stream, index);
-    if (!status.ok()) {
-      return status;
-    }
-    data = result->owned_data();
-    flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
-  } else if (copy) {
-    data = nullptr;
-    flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
-  }
-  DLManagedTensorVersioned& managed = result->managed;
-  managed.version = DLPackVersion{1, 0};
-  managed.deleter = &OutputTensor::destroy;
-  managed.flags = flags;
-  managed.dl_tensor.data = data;
-  managed.dl_tensor.device = device;
-  managed.dl_tensor.ndim = static_cast<int32_t>(result->shape.size());
-  managed.dl_tensor.dtype = *dtype;
-  managed.dl_tensor.shape = result->shape.data();
-  managed.dl_tensor.strides = result->strides.data();
-  managed.dl_tensor.byte_offset = 0;
-  output->tag = TTE_VALUE_TENSOR;
-  output->tensor = &result.release()->managed;
-  return Status::Ok();
+  const TensorOutput out{&tensor, index, output_device(tensor), tensor.nbytes(), *dtype};
+  return make_tensor_output(out, state, options, queued, output);
 }
 
 }  // namespace
@@ -200,16 +345,24 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
   return Status::Ok();
 }
 
-Status collect_method_outputs(et::Method& method, bool copy, void* stream, TteOutput* outputs,
+Status collect_method_outputs(et::Method& method, const MethodState& state,
+                              const OutputOptions& options, TteOutput* outputs,
                               size_t num_outputs) {
-  for (size_t i = 0; i < num_outputs; ++i) {
-    const Status status = make_output(method.get_output(i), i, copy, stream, &outputs[i]);
-    if (!status.ok()) {
-      release_outputs(outputs, num_outputs);
-      return status;
-    }
+  QueuedCopies queued{options.stream};
+  Status status;
+  for (size_t i = 0; i < num_outputs && status.ok(); ++i) {
+    status = make_output(method.get_output(i), i, state, options, &queued, &outputs[i]);
   }
-  return Status::Ok();
+  // Copies may still read the method's memory: wait for them on failure too.
+  const cudaError_t error = queued.wait();
+  if (error != cudaSuccess && status.ok()) {
+    status = Status(TTE_ERROR_RUNTIME,
+                    std::string("copying the outputs failed: ") + cuda_error_text(error));
+  }
+  if (!status.ok()) {
+    release_outputs(outputs, num_outputs);
+  }
+  return status;
 }
 
 void release_outputs(TteOutput* outputs, size_t count) {

@@ -1,10 +1,12 @@
 // A method's outputs for the caller: memory for non-planned outputs the
 // method leaves without any, then each output as a TteOutput, tensors as
-// DLPack managed tensors (an owned copy, or a view of the method's memory)
-// on the device the method produced them.
+// DLPack managed tensors on the device the method produced them on: views
+// of the method's memory (which keep it alive), or owned copies in memory
+// from the caller's allocator, else from a pool (device) or the heap (host).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include <executorch/runtime/executor/method.h>
 
@@ -19,10 +21,20 @@ void plan_output_buffers(executorch::runtime::Method& method, MethodState& state
 // Gives those outputs their (grow-only) buffers before an execute.
 Status give_output_buffers(executorch::runtime::Method& method, MethodState& state);
 
-// Fills `outputs` (as many as the method returns); on failure every output is
-// released and left NONE. Device copies run on `stream`.
-Status collect_method_outputs(executorch::runtime::Method& method, bool copy, void* stream,
-                              TteOutput* outputs, size_t num_outputs);
+struct OutputOptions {
+  bool copy = true;
+  void* stream = nullptr;  // a cudaStream_t for device copies (NULL: legacy default)
+  TteOutputAllocator allocate = nullptr;  // owned outputs' memory, when set
+  void* allocator_context = nullptr;
+  // What a view holds on to: the owner of the method's memory.
+  std::shared_ptr<const void> keep_alive;
+};
+
+// Fills `outputs` (as many as the method returns) and returns with every
+// copy finished; on failure every output is released and left NONE.
+Status collect_method_outputs(executorch::runtime::Method& method, const MethodState& state,
+                              const OutputOptions& options, TteOutput* outputs,
+                              size_t num_outputs);
 
 // Calls each tensor's deleter and resets every entry to NONE.
 void release_outputs(TteOutput* outputs, size_t count);

@@ -2,17 +2,18 @@
 
 Everything above this package (activation, programs, providers, the CLI)
 uses the names below, in plain Python values, DLPack objects and exceptions;
-nothing else touches ctypes, the C structs or a TteStatus. The binding is
-ctypes today (`abi` mirrors the headers, `library` loads the plugin), so
-another implementation over the same C API can replace this package whole.
+nothing else touches ctypes, the C structs or a TteStatus. Two parts, one
+per need: the compiled extension `_compiled` (`methods`) runs methods, the
+hot path; ctypes (`abi` mirrors the headers, `library` loads the plugin)
+does everything else, once per program or provider.
 """
 
 from __future__ import annotations
 
-from . import library, program, providers
-from .abi import BACKEND_NAME
+from . import library, methods, program, providers
+from .abi import BACKEND_NAME, CUDA_DEVICE_TYPES
 from .cuda_driver import driver_report, synchronize_current_context
-from .dlpack import CUDA_DEVICE_TYPES, DLPackResult, device_of
+from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .library import (
     cuda_runtime_candidates,
     executorch_lib_dir,
@@ -68,10 +69,11 @@ def shutdown() -> None:
 __all__ = [
     "BACKEND_NAME",
     "CUDA_DEVICE_TYPES",
-    "DLPackResult",
     "LOG_LEVELS",
     "MEMORY_KINDS",
+    "MethodHandle",
     "OpenOptions",
+    "Output",
     "PROVIDER_KINDS",
     "ProgramHandle",
     "c_api_version",
@@ -79,7 +81,6 @@ __all__ = [
     "cuda_device_count",
     "cuda_runtime_candidates",
     "describe_blob",
-    "device_of",
     "driver_report",
     "executorch_lib_dir",
     "executorch_version",
@@ -101,6 +102,7 @@ __all__ = [
     "reset_runtime_stats",
     "runtime_stats",
     "set_log_level",
+    "set_tensor_library_hooks",
     "shutdown",
     "synchronize_current_context",
     "tensorrt_library_dirs",

@@ -25,7 +25,7 @@ from ctypes import (
     c_void_p,
 )
 
-TTE_C_API_VERSION = 1
+TTE_C_API_VERSION = 2
 TTE_ENGINE_PROVIDER_ABI_VERSION = 1
 TTE_ERROR_MESSAGE_CAPACITY = 1024
 TTE_MAX_RANK = 16
@@ -68,6 +68,8 @@ KDL_CPU = 1
 KDL_CUDA = 2
 KDL_CUDA_HOST = 3
 KDL_CUDA_MANAGED = 13
+# DLDeviceTypes whose memory a CUDA stream orders.
+CUDA_DEVICE_TYPES = (KDL_CUDA, KDL_CUDA_MANAGED)
 
 TteStatus = c_int32
 
@@ -183,6 +185,9 @@ DestroyFn = CFUNCTYPE(None, c_void_p)
 EngineCapturableFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, POINTER(c_int32), ErrorPtr)
 DescribeRuntimeFn = CFUNCTYPE(TteStatus, c_void_p, c_char_p, c_uint32, ErrorPtr)
 AttachHostFn = CFUNCTYPE(None, c_void_p, c_void_p)
+# execute(engine, const TteEngineExecution*, error): the compiled binding
+# implements it for Python providers and reads the struct itself.
+ExecuteFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, ErrorPtr)
 
 
 class TteEngineProvider(Structure):
@@ -208,6 +213,7 @@ class TteEngineProvider(Structure):
         ("engine_capturable", EngineCapturableFn),
         ("describe_runtime", DescribeRuntimeFn),
         ("attach_host", AttachHostFn),
+        ("execute", ExecuteFn),
     ]
 
 
@@ -347,6 +353,13 @@ PROTOTYPES: dict[str, tuple[object, list[object]]] = {
         [ProgramPtr, c_char_p, POINTER(TteInput), c_size_t, c_int32, POINTER(TteOutput), c_size_t, _E],
     ),
     "tte_program_write_etdump": (TteStatus, [ProgramPtr, c_char_p, _E]),
+    # Method handles: runs go through the compiled extension (methods), which
+    # takes these from the plugin itself; listed so a plugin without them is
+    # refused at load.
+    "tte_program_get_method": (TteStatus, [ProgramPtr, c_char_p, POINTER(c_void_p), _E]),
+    "tte_method_release": (None, [c_void_p]),
+    "tte_method_io_count": (TteStatus, [c_void_p, POINTER(c_size_t), POINTER(c_size_t), _E]),
+    "tte_method_run": (TteStatus, [c_void_p, c_void_p, c_size_t, c_void_p, c_void_p, c_size_t, _E]),
     # Runtime statistics.
     "tte_get_runtime_stats": (None, [POINTER(TteRuntimeStats)]),
     "tte_reset_runtime_stats": (None, []),

@@ -1,9 +1,13 @@
-"""Programs through the C API: open, read metadata, run with DLPack tensors, close.
+"""Programs through the C API: open, read metadata, hand out method handles, close.
 
 A `ProgramHandle` owns one `TteProgram*`. Its lock orders every call on the
 handle against `close`, so no call can use a freed program; the C API itself
-runs one method at a time per program. Open handles are tracked so that the
-interpreter's exit can close them while Python providers still answer.
+runs one method at a time per program. Runs go through method handles
+(`methods.MethodHandle`, the compiled extension), kept in `methods`, a dict
+the Program reads directly; `close` empties it, so nothing of this binding
+keeps the program's memory alive after close (output views may). Open
+handles are tracked so that the interpreter's exit can close them while
+Python providers still answer.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidArgumentError, InvalidStateError
-from . import abi, dlpack
-from .abi import TteBackendOption, TteBuffer, TteInput, TteOutput, TteProgramOptions
+from ..errors import InvalidStateError
+from . import abi, methods
+from .abi import TteBackendOption, TteBuffer, TteProgramOptions
 from .plugin import call, lib, take_string
 
 OptionValue = bool | int | str
@@ -108,72 +112,6 @@ def close_all() -> None:
         handle.close()
 
 
-class _ThreadStream:
-    """Sets the plugin's per-thread caller stream for one run and restores it after."""
-
-    def __init__(self, stream: int | None):
-        self.stream = stream
-        self.previous = ctypes.c_void_p()
-        self.had_previous = False
-
-    def __enter__(self):
-        if self.stream is not None:
-            self.had_previous = bool(lib().tte_get_thread_stream(ctypes.byref(self.previous)))
-            lib().tte_set_thread_stream(self.stream)
-        return self
-
-    def __exit__(self, *exc):
-        if self.stream is not None:
-            if self.had_previous:
-                lib().tte_set_thread_stream(self.previous)
-            else:
-                lib().tte_clear_thread_stream()
-
-
-def _fill_input(slot: TteInput, value, index: int, method: str, stream: int | None, keep: list) -> None:
-    if value is None:
-        slot.tag = abi.TTE_VALUE_NONE
-    elif isinstance(value, bool):
-        slot.tag, slot.bool_value = abi.TTE_VALUE_BOOL, int(value)
-    elif isinstance(value, int):
-        slot.tag, slot.int_value = abi.TTE_VALUE_INT, value
-    elif isinstance(value, float):
-        slot.tag, slot.double_value = abi.TTE_VALUE_DOUBLE, value
-    elif hasattr(value, "__dlpack__"):
-        # The C API checks dtype, rank, shape and memory against the method.
-        device_type, _ = dlpack.device_of(value)
-        on_device = device_type in dlpack.CUDA_DEVICE_TYPES
-        tensor = dlpack.borrow(value, dlpack.producer_stream(stream) if on_device else None)
-        keep.append(tensor)
-        slot.tag = abi.TTE_VALUE_TENSOR
-        slot.tensor = tensor.pointer()
-        # A tensor's DLPack flags travel in int_value (c_api.h): read-only inputs are never written.
-        slot.int_value = abi.DLPACK_FLAG_BITMASK_READ_ONLY if tensor.read_only else 0
-    else:
-        raise InvalidArgumentError(
-            f"input {index} of '{method}' is a {type(value).__name__}; expected a tensor (torch, numpy, "
-            "any DLPack object), a Python int, float or bool, or None"
-        )
-
-
-def _collect_outputs(c_outputs, count: int) -> list:
-    """Outputs as DLPackResult (tensors), int, float, bool or None; owns every tensor first."""
-    results: list = []
-    for index in range(count):
-        output = c_outputs[index]
-        if output.tag == abi.TTE_VALUE_TENSOR and output.tensor:
-            results.append(dlpack.DLPackResult(ctypes.addressof(output.tensor.contents)))
-        elif output.tag == abi.TTE_VALUE_INT:
-            results.append(int(output.int_value))
-        elif output.tag == abi.TTE_VALUE_DOUBLE:
-            results.append(float(output.double_value))
-        elif output.tag == abi.TTE_VALUE_BOOL:
-            results.append(bool(output.bool_value))
-        else:
-            results.append(None)
-    return results
-
-
 class ProgramHandle:
     """One open `TteProgram*`; `label` names it in messages."""
 
@@ -181,6 +119,8 @@ class ProgramHandle:
         self._pointer: int | None = pointer
         self.label = label
         self._lock = threading.RLock()
+        # Method handles by name; emptied (never replaced) by close.
+        self.methods: dict[str, methods.MethodHandle] = {}
         _open_handles.add(self)
 
     @property
@@ -190,6 +130,9 @@ class ProgramHandle:
     def close(self) -> None:
         with self._lock:
             pointer, self._pointer = self._pointer, None
+            # A run in progress on another thread holds its method handle:
+            # the program lives until that run returns.
+            self.methods.clear()
             if pointer is not None:
                 _open_handles.discard(self)
                 lib().tte_program_close(pointer)
@@ -245,30 +188,10 @@ class ProgramHandle:
         with self._lock:
             call(lib().tte_program_write_etdump, self._live(), os.fsencode(path))
 
-    def run(self, method: str, inputs: Sequence, *, copy: bool, num_outputs: int, stream: int | None) -> list:
-        """Run `method`: inputs are None, bool, int, float or DLPack objects.
-
-        stream: the CUDA stream of the run (also the one CUDA inputs are
-        exported for), or None for the program's own. Returns the outputs as
-        DLPackResult (tensors), int, float, bool or None.
-        """
-        borrowed: list = []
-        c_inputs = (TteInput * max(1, len(inputs)))()
-        for index, value in enumerate(inputs):
-            _fill_input(c_inputs[index], value, index, method, stream, borrowed)
-        c_outputs = (TteOutput * max(1, num_outputs))()
+    def method(self, name: str) -> methods.MethodHandle:
+        """The handle that runs `name` (loads the method the first time)."""
         with self._lock:
-            pointer = self._live()
-            with _ThreadStream(stream):
-                call(
-                    lib().tte_program_run,
-                    pointer,
-                    method.encode("utf-8"),
-                    c_inputs,
-                    len(inputs),
-                    1 if copy else 0,
-                    c_outputs,
-                    num_outputs,
-                )
-        del borrowed
-        return _collect_outputs(c_outputs, num_outputs)
+            handle = self.methods.get(name)
+            if handle is None:
+                handle = self.methods[name] = methods.open_method(self._live(), name)
+            return handle

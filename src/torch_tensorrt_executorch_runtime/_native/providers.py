@@ -1,17 +1,23 @@
 """Engine providers through the C API, and Python providers behind the
-provider C ABI with ctypes callbacks.
+provider C ABI.
 
 A Python provider arrives as an adapter (`providers.adapter`) that speaks in
-plain Python values; each callback here converts its C arguments, calls one
-adapter method and writes the result back. A callback never lets an exception
-escape into C (ctypes would report success): it becomes a status
-(`errors.status_of`) and the exception's message.
+plain Python values. What the backend asks once per engine (deserialize, the
+I/O table, profiles, destroy) arrives through ctypes callbacks here; what it
+asks on every execute arrives through the batched entry (`execute`), which
+the compiled binding implements in C: one Python call per execute into the
+engine's adapter, none when shapes and addresses are unchanged but the
+enqueue. The per-tensor calls of the ABI are not used with the batched entry;
+they answer that only the batched entry is served. A callback never lets an
+exception escape into C (ctypes would report success): it becomes a status
+(`errors.status_of`) and the exception's message (`failure_of`).
 
 All callbacks are module-level objects that live as long as the process: the
 plugin may call `destroy` or `release` at any time after registration, and a
 callback must never be freed while (or before) it runs. `user_data` is a
-provider id and `TteEngine*` an engine id, both keys of dictionaries here, so
-no Python object address ever crosses into C.
+provider id, a key of a dictionary here; `TteEngine*` is a handle the
+compiled binding makes, holding the engine's adapter, and also the key under
+which the adapter is found here.
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ import os
 import threading
 from pathlib import Path
 
-from ..errors import Error, MissingPackageError, NotAcceptedError, status_of
-from . import abi
+from ..errors import Error, MissingPackageError, NotAcceptedError, PluginLoadError, status_of
+from . import abi, methods
 from .abi import TteEngineProvider
 from .plugin import call, lib, take_string
 
@@ -36,7 +42,7 @@ MEMORY_KINDS = {"device": abi.TTE_MEMORY_DEVICE, "host": abi.TTE_MEMORY_HOST}
 _lock = threading.RLock()
 _providers: dict[int, object] = {}  # provider id -> ProviderAdapter
 _ids_by_name: dict[str, int] = {}
-_engines: dict[int, object] = {}  # engine id -> EngineAdapter
+_engines: dict[int, object] = {}  # engine handle -> EngineAdapter
 _ids = itertools.count(1)
 
 
@@ -50,13 +56,18 @@ def _fill_error(error, status: int, message: str) -> int:
     return status
 
 
-def _fail(error, exc: BaseException, where: str) -> int:
+def failure_of(exc: BaseException, where: str) -> tuple[int, str]:
+    """The status and message a failed provider call reports for `exc`."""
     if not isinstance(exc, NotAcceptedError):
         logger.debug("provider callback %s failed", where, exc_info=exc)
     message = str(exc) or type(exc).__name__
     if not isinstance(exc, Error | MissingPackageError):
         message = f"{type(exc).__name__}: {message}"
-    return _fill_error(error, status_of(exc), message)
+    return status_of(exc), message
+
+
+def _fail(error, exc: BaseException, where: str) -> int:
+    return _fill_error(error, *failure_of(exc, where))
 
 
 def _engine(handle):
@@ -108,7 +119,7 @@ def _deserialize(user_data, plan, plan_size, options, out_engine, error):
             raise LookupError("deserialize called for a released provider")
         raw = (ctypes.c_char * plan_size).from_address(plan) if plan_size else (ctypes.c_char * 0)()
         engine = provider.deserialize(memoryview(raw).cast("B"), _load_options(options))
-        handle = next(_ids)
+        handle = methods.compiled().engine_new(engine)
         with _lock:
             _engines[handle] = engine
         out_engine[0] = handle
@@ -163,51 +174,41 @@ def _profile_shape(engine, profile, input_index, min_dims, opt_dims, max_dims, e
         return _fail(error, exc, "profile_shape")
 
 
+# The per-tensor calls: the backend uses the batched entry instead whenever
+# a provider has one, and every Python provider has it where the compiled
+# binding can be imported (not in a source tree beside a build).
+def _unbatched(error) -> int:
+    try:
+        methods.compiled()
+        reason = "this Python provider is driven through the batched entry (execute), not per-tensor calls"
+    except PluginLoadError as exc:
+        reason = f"Python providers run through the compiled binding: {exc}"
+    return _fill_error(error, abi.TTE_ERROR_NOT_SUPPORTED, reason)
+
+
 @abi.SelectProfileFn
 def _select_profile(engine, profile, stream, error):
-    try:
-        _engine(engine).select_profile(profile, stream)
-        return 0
-    except BaseException as exc:
-        return _fail(error, exc, "select_profile")
+    return _unbatched(error)
 
 
 @abi.SetInputShapeFn
 def _set_input_shape(engine, index, dims, rank, error):
-    try:
-        _engine(engine).set_input_shape(index, tuple(dims[i] for i in range(rank)))
-        return 0
-    except BaseException as exc:
-        return _fail(error, exc, "set_input_shape")
+    return _unbatched(error)
 
 
 @abi.GetOutputShapeFn
 def _get_output_shape(engine, index, dims, capacity, out_rank, error):
-    try:
-        shape = _engine(engine).output_shape(index, capacity)
-        _write_dims(dims, shape)
-        out_rank[0] = len(shape)
-        return 0
-    except BaseException as exc:
-        return _fail(error, exc, "get_output_shape")
+    return _unbatched(error)
 
 
 @abi.SetTensorAddressFn
 def _set_tensor_address(engine, index, address, error):
-    try:
-        _engine(engine).set_tensor_address(index, address or 0)
-        return 0
-    except BaseException as exc:
-        return _fail(error, exc, "set_tensor_address")
+    return _unbatched(error)
 
 
 @abi.EnqueueFn
 def _enqueue(engine, stream, error):
-    try:
-        _engine(engine).enqueue(stream)
-        return 0
-    except BaseException as exc:
-        return _fail(error, exc, "enqueue")
+    return _unbatched(error)
 
 
 def _close(adapter, what: str) -> None:
@@ -244,6 +245,7 @@ def _destroy(engine):
     with _lock:
         state = _engines.pop(engine or 0, None)
     if state is not None:
+        methods.compiled().engine_free(engine)
         _close(state, f"an engine of provider '{state.provider_name}'")
 
 
@@ -258,8 +260,23 @@ def _release(user_data):
 # ---- registration ------------------------------------------------------------
 
 
+_execute = None
+
+
+def _batched_entry():
+    """The compiled binding's batched entry for Python providers, made once."""
+    global _execute
+    if _execute is None:
+        _execute = abi.ExecuteFn(methods.compiled().provider_execute(failure_of))
+    return _execute
+
+
 def register_provider(provider) -> None:
     """Register a ProviderAdapter (its name, memory, capturable and kind say how)."""
+    try:
+        execute = _batched_entry()
+    except PluginLoadError:
+        execute = abi.ExecuteFn()  # NULL: its engines then fail with the reason (_unbatched)
     provider_id = next(_ids)
     struct = TteEngineProvider(
         abi_version=abi.TTE_ENGINE_PROVIDER_ABI_VERSION,
@@ -282,6 +299,7 @@ def register_provider(provider) -> None:
         destroy=_destroy,
         engine_capturable=_engine_capturable,
         describe_runtime=_describe_runtime,
+        execute=execute,
     )
     with _lock:
         _providers[provider_id] = provider

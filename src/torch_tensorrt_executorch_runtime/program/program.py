@@ -2,7 +2,9 @@
 
 Tensors cross as DLPack, so any library works on either side: torch (CPU or
 CUDA), numpy, cupy, or anything with `__dlpack__`. Results come back in the
-library of the inputs, on the device the program produced them on.
+library of the inputs, on the device the program produced them on. A run is
+one call into the compiled binding (a method handle's `run`), which does the
+rest in C.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ class Program:
         self.data_paths = data_paths
         self._method_names = tuple(handle.method_names())
         self._methods: dict[str, MethodInfo] | None = None
-        self._output_counts: dict[str, int] = {}
+        # The handle's method handles by name, read on every run; closing the
+        # handle empties it.
+        self._runners = handle.methods
 
     # -- lifetime
 
     def close(self) -> None:
-        """Release the program; tensors returned with copy=False become invalid."""
+        """Release the program. Tensors returned with copy=False keep their memory until they go."""
         self._handle.close()
 
     def __enter__(self) -> Program:
@@ -95,7 +99,9 @@ class Program:
     # -- running
 
     def forward(self, *inputs) -> list:
-        return self.run(inputs, "forward")
+        """Run "forward" on `inputs` and return its outputs (owned) as a list."""
+        runner = self._runners.get("forward") or self._runner("forward")
+        return runner.run(inputs, None, True)
 
     __call__ = forward
 
@@ -103,27 +109,21 @@ class Program:
         """Run `method` on `inputs` and return its outputs as a list.
 
         inputs: tensors (torch, numpy, cupy, any `__dlpack__` object), Python
-        scalars or None, one per method input. Outputs come back in the inputs'
-        library. stream: a CUDA stream for the run (int handle,
-        torch.cuda.Stream, or an object with `__cuda_stream__`); default:
-        torch's current stream for torch CUDA inputs, else the program's own.
-        The work is finished when run returns. copy=False returns views of the
-        program's memory, valid until the next run of this method.
+        scalars or None, one per method input (or one tensor). Outputs come
+        back in the inputs' library. stream: a CUDA stream for the run (int
+        handle, torch.cuda.Stream, or an object with `__cuda_stream__`);
+        default: the current stream of the library of the first CUDA input
+        (torch's, cupy's), else the program's own. The work is finished when
+        run returns. copy=False returns views of the program's memory: the
+        next run of this method overwrites them, and they keep the memory
+        alive after close().
         """
-        self._check_method(method)
-        values = tensors.prepare_inputs((inputs,) if hasattr(inputs, "__dlpack__") else inputs)
-        stream_handle = tensors.stream_handle(stream) if stream is not None else tensors.current_stream_of(values)
-        library = tensors.OutputLibrary(values)
-        results = self._handle.run(
-            method, values, copy=copy, num_outputs=self._output_count(method), stream=stream_handle
-        )
-        return library.convert_all(results, method)
+        runner = self._runners.get(method) or self._runner(method)
+        return runner.run(inputs, None if stream is None else tensors.stream_handle(stream), copy)
 
-    def _output_count(self, method: str) -> int:
-        count = self._output_counts.get(method)
-        if count is None:
-            count = self._output_counts[method] = self._handle.io_count(method)[1]
-        return count
+    def _runner(self, method: str) -> _native.MethodHandle:
+        self._check_method(method)
+        return self._handle.method(method)
 
 
 # ---- load ------------------------------------------------------------------------------

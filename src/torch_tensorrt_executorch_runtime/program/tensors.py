@@ -1,8 +1,13 @@
-"""Where the user's tensor libraries meet DLPack: inputs made ready, streams
-found, and results handed back in the library the inputs came from.
+"""Where the user's tensor libraries meet DLPack, for libraries the compiled
+binding cannot serve alone: streams given as objects, the current stream of a
+library without the DLPack C exchange API, and results handed back in the
+library the inputs came from through its `from_dlpack`.
 
-Nothing here checks an input against the method: the C API does (dtype,
-rank, shape, memory) and says what it expected.
+Torch (and any library publishing `__dlpack_c_exchange_api__`) never reaches
+this module on a run: the binding borrows its tensors, asks it for its
+stream and makes its results in C. Nothing here checks an input against the
+method: the C API does (dtype, rank, shape, memory) and says what it
+expected.
 """
 
 from __future__ import annotations
@@ -23,16 +28,8 @@ def _is_torch_tensor(value) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def prepare_inputs(values: Sequence) -> list:
-    """The inputs as the binding takes them: torch tensors that need grad are detached
-    (torch refuses to export them through DLPack)."""
-    return [value.detach() if _is_torch_tensor(value) and value.requires_grad else value for value in values]
-
-
-def stream_handle(stream) -> int | None:
+def stream_handle(stream) -> int:
     """A cudaStream_t as int from an int, torch.cuda.Stream, cupy Stream or `__cuda_stream__` object."""
-    if stream is None:
-        return None
     if isinstance(stream, int) and not isinstance(stream, bool):
         return stream
     protocol = getattr(stream, "__cuda_stream__", None)
@@ -48,24 +45,21 @@ def stream_handle(stream) -> int | None:
     )
 
 
-def current_stream_of(values: Sequence) -> int | None:
-    """The current CUDA stream of the library that made the CUDA inputs, if it has one."""
-    for value in values:
-        if _is_torch_tensor(value) and value.is_cuda:
-            import torch
+def stream_of(value) -> int | None:
+    """The current CUDA stream of the library that made the CUDA tensor `value`, if it has one."""
+    if _is_torch_tensor(value):
+        import torch
 
-            return torch.cuda.current_stream(value.device).cuda_stream
-        if _root_module(value) == "cupy" and hasattr(value, "__dlpack__"):
-            device_type, _ = _native.device_of(value)
-            if device_type in _native.CUDA_DEVICE_TYPES:
-                import cupy
+        return torch.cuda.current_stream(value.device).cuda_stream
+    if _root_module(value) == "cupy":
+        import cupy
 
-                return cupy.cuda.get_current_stream().ptr
+        return cupy.cuda.get_current_stream().ptr
     return None
 
 
 class OutputLibrary:
-    """Turns DLPack results into tensors of the library the inputs came from."""
+    """Turns run outputs into tensors of the library the inputs came from."""
 
     def __init__(self, inputs: Sequence):
         self.name = "numpy"
@@ -86,13 +80,13 @@ class OutputLibrary:
                     self.name = "torch"
 
     def convert_all(self, results: list, method: str) -> list:
-        """Run results (DLPackResult, int, float, bool, None) with every tensor converted."""
+        """Run results (Output, int, float, bool, None) with every tensor converted."""
         return [
-            self.convert(item, index, method) if isinstance(item, _native.DLPackResult) else item
+            self.convert(item, index, method) if isinstance(item, _native.Output) else item
             for index, item in enumerate(results)
         ]
 
-    def convert(self, result: _native.DLPackResult, index: int, method: str):
+    def convert(self, result: _native.Output, index: int, method: str):
         on_device = result.device[0] in _native.CUDA_DEVICE_TYPES
         if self.name == "torch":
             import torch
@@ -113,3 +107,11 @@ class OutputLibrary:
                 ) from None
             return cupy.from_dlpack(result)
         return sys.modules[self.name].from_dlpack(result)
+
+
+def convert_outputs(inputs: Sequence, results: list, method: str) -> list:
+    """The binding's hook: `results` in the inputs' library."""
+    return OutputLibrary(inputs).convert_all(results, method)
+
+
+_native.set_tensor_library_hooks(stream_of, convert_outputs)

@@ -3,8 +3,12 @@
 The ABI names an engine's tensors by index, wants ScalarType values, alias
 indices and dims of a checked rank; the protocol (`types`) speaks in names and
 dtype names. The adapters here translate and check, in plain Python values, so
-the binding (`_native.providers`) only moves those values across the C
-boundary and turns exceptions into statuses.
+the binding (`_native.providers`, and the compiled binding for the batched
+entry) only moves those values across the C boundary and turns exceptions
+into statuses. On every execute the backend makes one call here:
+`set_shapes` when the profile or a shape changed (each then reaches the
+engine), and `enqueue_at`, which passes on only the addresses that changed
+before the engine's `enqueue`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from .types import EngineLoadOptions, EngineProvider, IoTensor
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
 Dims = tuple[int, ...]
+# TTE_MAX_RANK of engine_provider.h.
+MAX_RANK = 16
 
 
 class EngineAdapter:
@@ -50,6 +56,9 @@ class EngineAdapter:
                 )
         self.scalar_types = [_dtypes.scalar_type(t.dtype) for t in tensors]
         self.num_profiles = int(getattr(engine, "num_profiles", 1))
+        # What the engine was last given: its profile, and addresses by index.
+        self._profile: int | None = None
+        self._addresses: dict[int, int] = {}
 
     def tensor(self, index: int) -> IoTensor:
         if not 0 <= index < len(self.tensors):
@@ -71,27 +80,40 @@ class EngineAdapter:
             result.append(dims)
         return result[0], result[1], result[2]
 
-    def select_profile(self, profile: int, stream: int | None) -> None:
-        select = getattr(self.engine, "select_profile", None)
-        if select is not None:
-            select(profile, stream)
-        elif profile != 0:
-            raise NotSupportedError(f"engine of provider '{self.provider_name}' has only profile 0")
+    def set_shapes(
+        self, profile: int, input_indices: tuple[int, ...], input_dims: tuple[Dims, ...],
+        output_indices: tuple[int, ...], stream: int | None,
+    ) -> list[Dims]:
+        """Select `profile` (when it changed), set every input's dims, return every output's."""
+        if profile != self._profile:
+            self._profile = None  # until the engine has it
+            select = getattr(self.engine, "select_profile", None)
+            if select is not None:
+                select(profile, stream)
+            elif profile != 0:
+                raise NotSupportedError(f"engine of provider '{self.provider_name}' has only profile 0")
+            self._profile = profile
+        for index, dims in zip(input_indices, input_dims):
+            self.engine.set_input_shape(self.tensor(index).name, dims)
+        return [self._output_shape(index) for index in output_indices]
 
-    def set_input_shape(self, index: int, dims: Dims) -> None:
-        self.engine.set_input_shape(self.tensor(index).name, dims)
-
-    def output_shape(self, index: int, capacity: int) -> Dims:
+    def _output_shape(self, index: int) -> Dims:
         name = self.tensor(index).name
         shape = tuple(int(d) for d in self.engine.get_output_shape(name))
-        if len(shape) > capacity:
-            raise ValueError(f"output '{name}' has rank {len(shape)}, more than {capacity}")
+        if len(shape) > MAX_RANK:
+            raise ValueError(f"output '{name}' has rank {len(shape)}, more than {MAX_RANK}")
         return shape
 
-    def set_tensor_address(self, index: int, address: int) -> None:
-        self.engine.set_tensor_address(self.tensor(index).name, address)
-
-    def enqueue(self, stream: int | None) -> None:
+    def enqueue_at(self, tensor_indices: tuple[int, ...] | None, addresses: tuple[int, ...] | None,
+                   stream: int | None) -> None:
+        """Pass on the addresses that changed (None: none did), then enqueue on `stream`."""
+        if addresses is not None:
+            known = self._addresses
+            for index, address in zip(tensor_indices, addresses):
+                if known.get(index) != address:
+                    known.pop(index, None)  # unknown until the engine took it
+                    self.engine.set_tensor_address(self.tensor(index).name, address)
+                    known[index] = address
         self.engine.enqueue(stream)
 
     def capturable(self, stream: int | None) -> bool:
