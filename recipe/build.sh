@@ -13,8 +13,8 @@ esac
 
 # The C++ unit tests run here unless the binaries are for another machine.
 # TTE_RUN_TESTS and TTE_WITH_TENSORRT only reach this script outside
-# rattler-build's isolated environment: scripts/conda-prefix-check.sh and
-# scripts/conda-offline-build.py run it where no TensorRT headers exist, after
+# rattler-build's isolated environment: scripts/conda/prefix-check.sh and
+# scripts/conda/offline-build.py run it where no TensorRT headers exist, after
 # the tests ran elsewhere.
 tests="${TTE_RUN_TESTS:-ON}"
 if [[ "${CONDA_BUILD_CROSS_COMPILATION:-0}" == 1 ]]; then

@@ -107,7 +107,7 @@ log "install and check ELF machine, NEEDED and RUNPATH (wheel layout: site-packa
 .venv/bin/cmake --install "$build/cmake" > /dev/null
 pkg="$site/torch_tensorrt_executorch_runtime"
 # manylinux: the C++ runtime comes from the system, like glibc.
-"$py" scripts/conda-elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
+"$py" scripts/conda/elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
   "$pkg/lib/libexecutorch_backend_tensorrt.so" "$pkg/bin/tte-run"
 qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --help > /dev/null
 log "tte-run --help ran under qemu (no LD_LIBRARY_PATH: RUNPATH found everything)"
@@ -128,7 +128,7 @@ if [ "$wheel" = 1 ]; then
   mkdir -p "$build/wheel-check"
   unzip -q "$whl" -d "$build/wheel-check"
   cp -a "$site/executorch" "$site/nvidia" "$build/wheel-check/"
-  "$py" scripts/conda-elf-check.py --root "$build/wheel-check" --machine AArch64 \
+  "$py" scripts/conda/elf-check.py --root "$build/wheel-check" --machine AArch64 \
     --system libstdc++.so.6 --system libgcc_s.so.1 \
     "$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so"
 fi

@@ -35,7 +35,7 @@ scripts/sanitize.sh
 step "fuzz smoke pass"
 scripts/fuzz-smoke.sh
 step "conda recipe: offline render checks and a conda-like prefix"
-scripts/conda-test.sh
+scripts/conda/test.sh
 step "linux-aarch64 cross build, C++ tests under qemu"
 scripts/cross-aarch64.sh
 step "all tests passed"

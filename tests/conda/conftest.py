@@ -31,11 +31,11 @@ def pyproject() -> dict:
 
 @pytest.fixture(scope="session")
 def rendered() -> dict[str, list[dict]]:
-    """{platform: [output, ...]} from scripts/conda-render.py."""
+    """{platform: [output, ...]} from scripts/conda/render.py."""
     pytest.importorskip(
         "rattler_build",
-        reason="py-rattler-build is not installed here; scripts/conda-test.sh runs these tests in .venv-conda")
-    spec = importlib.util.spec_from_file_location("conda_render", ROOT / "scripts" / "conda-render.py")
+        reason="py-rattler-build is not installed here; scripts/conda/test.sh runs these tests in .venv-conda")
+    spec = importlib.util.spec_from_file_location("conda_render", ROOT / "scripts" / "conda" / "render.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return {platform: module.render(platform) for platform in module.PLATFORMS}

@@ -30,7 +30,7 @@ selection, build strings, run_exports and inherited dependencies, $ORIGIN
 relinking, tests). What it cannot: anything about conda-forge's real
 packages (compilers, sysroot, TensorRT).
 
-Usage: scripts/conda-offline-build.py   (continues in .venv-conda; downloads wheels with pip)
+Usage: scripts/conda/offline-build.py   (continues in .venv-conda; downloads wheels with pip)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "build" / "conda-offline"
 STANDINS = WORK / "standins"
 OUTPUT = WORK / "output"
@@ -66,7 +66,7 @@ except ImportError:
     # Any interpreter can start this script; it continues in .venv-conda.
     venv_python = ROOT / ".venv-conda" / "bin" / "python"
     if not venv_python.exists():
-        subprocess.run([str(ROOT / "scripts" / "setup-conda-tools.sh")], check=True)
+        subprocess.run([str(ROOT / "scripts" / "conda" / "setup-tools.sh")], check=True)
     if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
         sys.exit("conda-offline-build: py-rattler-build did not install into .venv-conda")
     os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
@@ -279,7 +279,7 @@ async def install() -> None:
 
 
 def check_installed() -> None:
-    checker = [sys.executable, str(ROOT / "scripts" / "conda-elf-check.py"), "--root", str(ENV),
+    checker = [sys.executable, str(ROOT / "scripts" / "conda" / "elf-check.py"), "--root", str(ENV),
                "--machine", "Advanced Micro Devices X86-64",
                str(ENV / "lib" / "libexecutorch_backend_tensorrt.so"), str(ENV / "bin" / "tte-run")]
     subprocess.run(checker, check=True)

@@ -12,9 +12,9 @@
 # environment (no LD_LIBRARY_PATH). TensorRT headers are not installable here,
 # so the native provider is off (the recipe builds it against libnvinfer-devel).
 #
-# Usage: scripts/conda-prefix-check.sh [CUDA...]   CUDA: 13.0 (default), 12.9
+# Usage: scripts/conda/prefix-check.sh [CUDA...]   CUDA: 13.0 (default), 12.9
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 cudas=("$@")
 [ ${#cudas[@]} -gt 0 ] || cudas=(13.0)
@@ -114,7 +114,7 @@ for cuda in "${cudas[@]}"; do
   chmod +x "$prefix/bin/torch-tensorrt-executorch"
 
   log "CUDA $cuda: readelf: every NEEDED library inside the prefix, \$ORIGIN-relative"
-  "$py" scripts/conda-elf-check.py --root "$prefix" --machine "Advanced Micro Devices X86-64" \
+  "$py" scripts/conda/elf-check.py --root "$prefix" --machine "Advanced Micro Devices X86-64" \
     "$prefix/lib/libexecutorch_backend_tensorrt.so" "$prefix/bin/tte-run" \
     "$site/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so"
 

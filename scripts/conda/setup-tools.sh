@@ -3,9 +3,9 @@
 # (renders and builds recipe/ without a rattler-build binary), py-rattler
 # (indexes and installs from a local channel) and pytest.
 # Kept apart from .venv so these wheels never meet torch or executorch.
-# Usage: scripts/setup-conda-tools.sh   (idempotent; PYTHON picks the interpreter)
+# Usage: scripts/conda/setup-tools.sh   (idempotent; PYTHON picks the interpreter)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 venv="$root/.venv-conda"
 if [ ! -x "$venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"

@@ -6,7 +6,7 @@ their PyPI wheels. This downloads each wheel with pip (the same client users
 have), hashes it, and prints the `source:` entries to paste into the recipe, or
 with --check compares them with what the recipe pins.
 
-Usage: scripts/conda-pin-wheels.py [--check] [--python 3.10 3.11 ...]
+Usage: scripts/conda/pin-wheels.py [--check] [--python 3.10 3.11 ...]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
 # The ExecuTorch C++ runtime inside the wheel does not depend on the Python
 # version (the cp311 and cp312 wheels carry byte-identical libexecutorch.so),

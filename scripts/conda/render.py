@@ -7,8 +7,8 @@ lints the recipe, expands recipe/variants.yaml for linux-64 and linux-aarch64
 with its build string, dependencies and run_exports. --json prints the same
 as JSON (what tests/conda reads).
 
-Usage: scripts/conda-render.py [--json] [--platform P ...]
-Runs under .venv-conda (made by scripts/setup-conda-tools.sh on first use).
+Usage: scripts/conda/render.py [--json] [--platform P ...]
+Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipe" / "recipe.yaml"
 VARIANTS = ROOT / "recipe" / "variants.yaml"
 PLATFORMS = ("linux-64", "linux-aarch64")
@@ -34,7 +34,7 @@ except ImportError:
     # Any interpreter can start this script; it continues in .venv-conda.
     venv_python = ROOT / ".venv-conda" / "bin" / "python"
     if not venv_python.exists():
-        subprocess.run([str(ROOT / "scripts" / "setup-conda-tools.sh")], check=True)
+        subprocess.run([str(ROOT / "scripts" / "conda" / "setup-tools.sh")], check=True)
     if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
         sys.exit("conda-render: py-rattler-build did not install into .venv-conda")
     os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])

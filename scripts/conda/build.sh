@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Build the conda packages of recipe/ with rattler-build into output/.
 # Needs rattler-build (pixi's default environment has it) and conda-forge.
-# Usage: scripts/conda-build.sh [CUDA] [rattler-build build options...]
+# Usage: scripts/conda/build.sh [CUDA] [rattler-build build options...]
 #   CUDA: 12.9 or 13.0 (default: $TTE_CONDA_CUDA, set by the pixi environment,
 #   else every CUDA version in recipe/variants.yaml). Cross-compile with e.g.
 #   --target-platform linux-aarch64.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 cuda="${TTE_CONDA_CUDA:-}"
 if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+$ ]]; then
