@@ -35,6 +35,16 @@ using executorch::aten::ScalarType;
 using ::executorch::runtime::etensor::TensorImpl;
 using Json = nlohmann::ordered_json;
 
+// A plugin built with the native TensorRT provider (the conda recipe's build)
+// registers "tensorrt-native" when it loads. These tests drive the registry
+// with providers of their own, so it is taken out before any test runs.
+class WithoutTheNativeProvider : public ::testing::Environment {
+ public:
+  void SetUp() override { tte_unregister_engine_provider("tensorrt-native", nullptr); }
+};
+inline ::testing::Environment* const kWithoutTheNativeProvider =
+    ::testing::AddGlobalTestEnvironment(new WithoutTheNativeProvider);
+
 // ---- Blobs -----------------------------------------------------------------
 
 inline Json binding(const std::string& name, bool is_input) {
