@@ -142,16 +142,19 @@ target_compile_options(tte_native_tensorrt_provider PRIVATE -Wall -Wextra)
 target_sources(executorch_backend_tensorrt PRIVATE providers/native/plugin_registration.cpp)
 target_link_libraries(executorch_backend_tensorrt PRIVATE tte_native_tensorrt_provider)
 target_compile_definitions(executorch_backend_tensorrt PRIVATE TTE_HAVE_NATIVE_TENSORRT=1)
-# Where the pip wheels put the libraries, relative to the installed plugin;
-# conda builds find them in the prefix's lib/ through TTE_INSTALL_RPATH.
 get_filename_component(_tte_trt_lib_dir "${TTE_TENSORRT_LIBRARY}" DIRECTORY)
 set_property(TARGET executorch_backend_tensorrt APPEND PROPERTY BUILD_RPATH "${_tte_trt_lib_dir}")
-if(TTE_TENSORRT_LEAN_ONLY)
-  set_property(TARGET executorch_backend_tensorrt APPEND PROPERTY INSTALL_RPATH
-    "$ORIGIN/../../tensorrt_lean_libs")
-else()
-  set_property(TARGET executorch_backend_tensorrt APPEND PROPERTY INSTALL_RPATH
-    "$ORIGIN/../../tensorrt_libs")
+# Where the pip wheels put the libraries, relative to the installed plugin, in
+# wheel builds (scikit-build-core sets SKBUILD); conda builds find them in the
+# prefix's lib/ through TTE_INSTALL_RPATH alone.
+if(DEFINED SKBUILD)
+  if(TTE_TENSORRT_LEAN_ONLY)
+    set_property(TARGET executorch_backend_tensorrt APPEND PROPERTY INSTALL_RPATH
+      "$ORIGIN/../../tensorrt_lean_libs")
+  else()
+    set_property(TARGET executorch_backend_tensorrt APPEND PROPERTY INSTALL_RPATH
+      "$ORIGIN/../../tensorrt_libs")
+  endif()
 endif()
 
 message(STATUS "Native TensorRT provider: TensorRT ${TTE_TENSORRT_VERSION}, "
