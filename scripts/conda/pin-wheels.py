@@ -1,58 +1,89 @@
 #!/usr/bin/env python3
-"""Print the pinned upstream wheels that recipe/recipe.yaml repackages.
+"""Print, or check, the upstream files recipe/recipe.yaml repackages.
 
-conda-forge has neither ExecuTorch nor Torch-TensorRT, so the recipe repackages
-their PyPI wheels. This downloads each wheel with pip (the same client users
-have), hashes it, and prints the `source:` entries to paste into the recipe, or
-with --check compares them with what the recipe pins.
+conda-forge has neither ExecuTorch, Torch-TensorRT nor TensorRT's Python
+bindings, so the recipe repackages their PyPI files, each pinned by URL and
+sha256. This asks PyPI's JSON API (https://pypi.org/pypi/<name>/json) for the
+files of the pinned versions and prints the `source:` entries to paste into
+the recipe, or with --check compares them with what the recipe pins (no
+download: the digests are PyPI's).
 
-Usage: scripts/conda/pin-wheels.py [--check] [--python 3.10 3.11 ...]
+Usage: scripts/conda/pin-wheels.py [--check]
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
-import subprocess
 import sys
-import tempfile
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PLATFORMS = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
-# The ExecuTorch C++ runtime inside the wheel does not depend on the Python
-# version (the cp311 and cp312 wheels carry byte-identical libexecutorch.so),
-# so one wheel per platform is enough.
+RECIPE = ROOT / "recipe" / "recipe.yaml"
+PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
+ARCHES = ["x86_64", "aarch64"]
+# The ExecuTorch C++ runtime inside the wheel does not depend on the CPython
+# version (the cp311 and cp312 wheels carry byte-identical libexecutorch.so).
 EXECUTORCH_PYTHON = "3.12"
 
 
-def download(dist: str, version: str, python: str, arch: str, dest: Path) -> dict:
-    """Fetch one wheel with pip; return its file name, PyPI URL and sha256."""
-    cmd = [
-        sys.executable, "-m", "pip", "download", "-vv", "--no-deps", "--only-binary=:all:",
-        f"{dist}=={version}", "--python-version", python,
-        "--platform", f"manylinux_2_28_{arch}", "-d", str(dest),
-    ]
-    log = subprocess.run(cmd, capture_output=True, text=True)
-    if log.returncode != 0:
-        raise SystemExit(f"pip could not download {dist}=={version} for cp{python} {arch}:\n{log.stderr[-2000:]}")
-    tag = "cp" + python.replace(".", "")
-    name = f"{dist.replace('-', '_')}-{version}-{tag}-{tag}-manylinux_2_28_{arch}.whl"
-    urls = re.findall(r"https://files\.pythonhosted\.org/\S+/" + re.escape(name), log.stdout)
-    if not urls:
-        raise SystemExit(f"pip did not report a files.pythonhosted.org link for {name}")
-    digest = hashlib.sha256((dest / name).read_bytes()).hexdigest()
-    return {"file": name, "url": urls[0], "sha256": digest}
+def recipe_context() -> dict[str, str]:
+    block = RECIPE.read_text().split("\ncontext:\n", 1)[1].split("\n\n", 1)[0]
+    return dict(re.findall(r'^  (\w+): "?([^"\n]+)"?$', block, re.M))
 
 
-def recipe_pins(recipe: Path) -> dict[str, str]:
-    """Map each wheel URL in the recipe to the sha256 on the line after it."""
+def pypi_files(name: str, version: str) -> dict[str, dict]:
+    """{filename: {url, sha256}} of one release, from PyPI's JSON API."""
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{name}/json", timeout=60) as reply:
+        releases = json.load(reply)["releases"]
+    if version not in releases:
+        raise SystemExit(f"PyPI has no {name} {version}; releases: {', '.join(sorted(releases)[-5:])}")
+    files = {}
+    for f in releases[version]:
+        # Some mirrors answer with relative links; the file host is always this one.
+        path = re.search(r"/([0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{60}/[^/]+)$", f["url"]).group(1)
+        files[f["filename"]] = {"url": f"https://files.pythonhosted.org/packages/{path}",
+                                "sha256": f["digests"]["sha256"]}
+    return files
+
+
+def pick(files: dict[str, dict], pattern: str) -> tuple[str, dict]:
+    hits = sorted(name for name in files if re.fullmatch(pattern, name))
+    if len(hits) != 1:
+        raise SystemExit(f"expected one file matching {pattern}, PyPI has {hits or 'none'}")
+    return hits[0], files[hits[0]]
+
+
+def wanted() -> list[tuple[str, str, dict]]:
+    """(selector, file name, {url, sha256}) of every file the recipe should pin."""
+    context = recipe_context()
+    out = []
+    executorch = pypi_files("executorch", context["executorch_version"])
+    tag = "cp" + EXECUTORCH_PYTHON.replace(".", "")
+    for arch in ARCHES:
+        name, f = pick(executorch, rf"executorch-[\d.]+-{tag}-{tag}-manylinux_2_28_{arch}\.whl")
+        out.append((arch, name, f))
+    torch_tensorrt = pypi_files("torch-tensorrt", context["torch_tensorrt_version"])
+    bindings = pypi_files("tensorrt-cu13-bindings", context["tensorrt_python_version"])
+    for arch in ARCHES:
+        for python in PYTHONS:
+            tag = "cp" + python.replace(".", "")
+            selector = f'{arch} and match(python, "{python}.*")'
+            out.append((selector, *pick(torch_tensorrt, rf"torch_tensorrt-[\d.]+-{tag}-{tag}-manylinux_2_28_{arch}\.whl")))
+            out.append((selector, *pick(bindings, rf"tensorrt_cu13_bindings-[\d.]+-{tag}-none-manylinux_2_\d+_{arch}\.whl")))
+    shim = pypi_files("tensorrt-cu13", context["tensorrt_python_version"])
+    out.append(("", *pick(shim, r"tensorrt_cu13-[\d.]+\.tar\.gz")))
+    return out
+
+
+def recipe_pins() -> dict[str, str]:
+    """Each URL in the recipe mapped to the sha256 on the line after it."""
     pins: dict[str, str] = {}
-    lines = recipe.read_text().splitlines()
+    lines = RECIPE.read_text().splitlines()
     for i, line in enumerate(lines):
-        m = re.match(r"\s*url: (https://files\.pythonhosted\.org/\S+\.whl)$", line)
+        m = re.match(r"\s*(?:- )?url: (https://files\.pythonhosted\.org/\S+)$", line)
         if m:
             sha = re.match(r"\s*sha256: ([0-9a-f]{64})$", lines[i + 1])
             pins[m.group(1)] = sha.group(1) if sha else ""
@@ -63,39 +94,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="compare with recipe/recipe.yaml instead of printing entries")
-    parser.add_argument("--python", nargs="+", default=["3.10", "3.11", "3.12", "3.13", "3.14"],
-                        help="CPython versions of the torch-tensorrt wheels")
     args = parser.parse_args()
-    versions = json.loads((ROOT / "versions.json").read_text())
-
-    wheels = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for platform, arch in PLATFORMS.items():
-            wheels.append(("executorch", platform, None,
-                           download("executorch", versions["executorch"], EXECUTORCH_PYTHON, arch, Path(tmp))))
-            for python in args.python:
-                wheels.append(("torch-tensorrt", platform, python,
-                               download("torch-tensorrt", versions["torch_tensorrt"], python, arch, Path(tmp))))
-
+    files = wanted()
     if args.check:
-        pins = recipe_pins(ROOT / "recipe" / "recipe.yaml")
-        bad = 0
-        for _, _, _, w in wheels:
-            if pins.get(w["url"]) != w["sha256"]:
-                print(f"recipe pin differs for {w['file']}: recipe has {pins.get(w['url'], 'no entry')}, "
-                      f"PyPI serves {w['sha256']}")
-                bad += 1
-        print(f"{len(wheels) - bad} of {len(wheels)} wheel pins match PyPI")
-        return 1 if bad else 0
-
-    for dist, platform, python, w in wheels:
-        arch = PLATFORMS[platform]
-        cond = f"{arch}" if python is None else f'{arch} and python == "{python}"'
-        print(f"# {dist}: {w['file']}")
-        print(f"- if: {cond}")
-        print("  then:")
-        print(f"    url: {w['url']}")
-        print(f"    sha256: {w['sha256']}")
+        pins = recipe_pins()
+        bad = [name for _, name, f in files if pins.get(f["url"]) != f["sha256"]]
+        for _, name, f in files:
+            if name in bad:
+                print(f"recipe pin differs for {name}: recipe has {pins.get(f['url'], 'no entry for its URL')}, "
+                      f"PyPI lists {f['sha256']}")
+        extra = set(pins) - {f["url"] for _, _, f in files}
+        for url in sorted(extra):
+            print(f"recipe pins a file PyPI does not list for these versions: {url}")
+        print(f"{len(files) - len(bad)} of {len(files)} pins match PyPI")
+        return 1 if bad or extra else 0
+    for selector, name, f in files:
+        print(f"# {name}")
+        indent = "      " if selector else "  "
+        print(f"  - if: {selector}\n    then:" if selector else "  -")
+        print(f"{indent}url: {f['url']}")
+        print(f"{indent}sha256: {f['sha256']}")
     return 0
 
 
