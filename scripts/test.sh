@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test that can run on this machine: set up, build, C++ unit tests
 # (ctest), Python tests (pytest), the sanitizer build, a fuzz smoke pass, the
-# conda recipe render checks and the linux-aarch64 cross build under qemu.
+# conda checks (scripts/conda/test.sh) and the linux-aarch64 cross build under qemu.
 # GPU-only tests skip with a message here; scripts/gpu-check.sh runs them on
 # a GPU machine. Usage: scripts/test.sh [--quick]   (--quick: build + ctest + pytest only)
 set -euo pipefail
@@ -34,7 +34,7 @@ step "sanitizers (ASan + UBSan build of the plugin and its C++ tests)"
 scripts/sanitize.sh
 step "fuzz smoke pass"
 scripts/fuzz-smoke.sh
-step "conda recipe: offline render checks and a conda-like prefix"
+step "conda: recipe render checks, offline build and tests of every output (linux-64, linux-aarch64), pixi tasks"
 scripts/conda/test.sh
 step "linux-aarch64 cross build, C++ tests under qemu"
 scripts/cross-aarch64.sh

@@ -1,217 +1,103 @@
 #!/usr/bin/env python3
-"""Build the recipe's C++ packages with rattler-build, offline, and install them.
+"""Build recipe/recipe.yaml, unchanged, offline; test every output; install and run it.
 
-For machines that reach no conda channel: the conda-forge packages the recipe
-needs are replaced by stand-ins built first into a local file:// channel
-(build/conda-offline/standins), each named and versioned like the
-conda-forge package it replaces:
-  - with the same files, from the same components: cuda-cudart, cuda-cudart-dev,
-    cuda-crt-dev_linux-64 (the nvidia-cuda-runtime and -crt wheels, in
-    targets/x86_64-linux/), nlohmann_json (Debian's headers and CMake package),
-    libstdcxx and libgcc (this machine's libstdc++.so.6 and libgcc_s.so.1);
-  - as wrappers around this machine's tools: cmake, ninja (the project .venv's),
-    python (the interpreter running this script), gcc_linux-64 and
-    gxx_linux-64 (empty: CMake finds the system compiler; they carry the
-    libgcc/libstdcxx run_exports of the real ones), sysroot_linux-64 (empty,
-    run_exports __glibc >=2.28), unzip (empty: the system's);
-  - empty, because their contents cannot be had here: cuda-version, gtest
-    (the C++ tests run elsewhere), libnvinfer and libnvinfer-devel (no
-    TensorRT headers exist here, so the plugin is built with
-    TTE_WITH_TENSORRT=OFF, passed through an unisolated build environment).
-Then it builds libexecutorch, libexecutorch-devel, libtorch-tensorrt-executorch
-and libtorch-tensorrt-executorch-devel (CUDA 13.0, linux-64) from
-recipe/recipe.yaml (in a copy of the files git does not ignore) with rattler-build's own staging, relinking, link checks and
-the recipe's tests (package_contents, scripts, the CMake consumers), solves
-and installs them from the file:// channels into a fresh prefix, and checks
-the installed plugin and tte-run there with readelf and a clean environment.
+For machines that reach no conda channel. The conda-forge packages the recipe
+needs come from a local file:// channel of stand-ins (scripts/conda/standins.py
+says what each one holds and how close it comes). For each target,
+`rattler-build build` (py-rattler-build's CLI entry, with recipe/variants.yaml
+narrowed to one CUDA version and CPython 3.11, the interpreter the stand-ins
+have) builds every output the recipe yields, with the recipe's staging,
+rattler-build's relinking and link checks, and runs each output's tests:
+  linux-64       CUDA 12.9 and 13.0, tests native;
+  linux-aarch64  CUDA 13.0 sbsa, cross-compiled on linux-64 with Debian's
+                 aarch64 toolchain behind conda-style compiler stand-ins; the
+                 tests run in linux-aarch64 environments with qemu-user
+                 running every aarch64 program (scripts/conda/qemu-exec.c,
+                 in place of binfmt_misc).
+linux-64 CUDA 13.0 also builds torch-tensorrt against the pytorch 2.14
+stand-in (PyPI's torch) and checks what of it runs without a GPU.
+Then, per target, the runtime packages go into a fresh prefix solved from the
+channels, where the installed plugin passes the ELF check and the CLI's
+`doctor` and `inspect` of a packed program run with no environment variables;
+and a prefix holding what pixi's default environment declares runs the pixi
+tasks' scripts (scripts/conda/env-build.sh, env-test.sh).
 
-What this proves: the recipe's mechanics (staging and inherit, file
-selection, build strings, run_exports and inherited dependencies, $ORIGIN
-relinking, tests). What it cannot: anything about conda-forge's real
-packages (compilers, sysroot, TensorRT).
-
-Usage: scripts/conda/offline-build.py   (continues in .venv-conda; downloads wheels with pip)
+Usage: scripts/conda/offline-build.py [--target linux-64:13.0 ...] [--no-env-tasks]
+Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use);
+downloads wheels with pip and Debian packages with apt-get (cached under
+build/); the public TensorRT 11.1 headers come from beside the checkout
+(../shared/sdk/tensorrt-11.1) or $TensorRT_ROOT. Everything it writes is
+under build/conda-offline.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
-import textwrap
-import zipfile
+import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "build" / "conda-offline"
 STANDINS = WORK / "standins"
 OUTPUT = WORK / "output"
-ENV = WORK / "env"
-WHEELS = ROOT / "build" / "conda-wheels"
-CUDA = "13.0"
-TARGET = "targets/x86_64-linux"
-CXX_OUTPUTS = ["libexecutorch", "libexecutorch-devel", "libtorch-tensorrt-executorch",
-               "libtorch-tensorrt-executorch-devel"]
+# linux-64 CUDA 13.0 first: its job builds the noarch Python package the
+# other targets' installs use, as on conda-forge.
+TARGETS = ["linux-64:13.0", "linux-64:12.9", "linux-aarch64:13.0"]
+PYTHON_VARIANT = "3.11.* *_cpython"
+QEMU = "/usr/bin/qemu-aarch64-static"
+ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
+ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
 
 try:
     import rattler
-    import rattler.package_streaming
-    from rattler_build import (EnvironmentIsolation, JinjaConfig, PlatformConfig, RenderConfig,
-                               Stage0Recipe, ToolConfiguration, VariantConfig)
-    from rattler_build.progress import ProgressCallback
+    from rattler_build import JinjaConfig, Package, PlatformConfig, VariantConfig
 except ImportError:
     # Any interpreter can start this script; it continues in .venv-conda.
     venv_python = ROOT / ".venv-conda" / "bin" / "python"
     if not venv_python.exists():
         subprocess.run([str(ROOT / "scripts" / "conda" / "setup-tools.sh")], check=True)
     if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
-        sys.exit("conda-offline-build: py-rattler-build did not install into .venv-conda")
+        sys.exit("offline-build: py-rattler-build did not install into .venv-conda")
     os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import standins  # noqa: E402
 
 
 def log(message: str) -> None:
-    print(f"[conda-offline-build] {message}", flush=True)
+    print(f"[offline-build {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-class BuildLog(ProgressCallback):
-    """rattler-build's messages: all to a file, warnings and errors also here."""
+# ---- stand-ins and sources ----------------------------------------------------------
 
-    def __init__(self, path: Path):
-        self.file = path.open("w")
-
-    def on_build_step(self, event) -> None:
-        self.file.write(f"== {event.step_name}: {event.message}\n")
-        self.file.flush()
-
-    def on_log(self, event) -> None:
-        self.file.write(f"{event.level}: {event.message}\n")
-        self.file.flush()
-        if event.level in ("warn", "error"):
-            print(f"    rattler-build {event.level}: {event.message}", flush=True)
-
-
-def fetch_wheel(spec: str) -> Path:
-    """A manylinux x86_64 wheel, downloaded with the project's pip (cached)."""
-    WHEELS.mkdir(parents=True, exist_ok=True)
-    before = set(WHEELS.iterdir())
-    platforms = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
-    cmd = [str(ROOT / ".venv" / "bin" / "python"), "-m", "pip", "download", "-q", "--no-deps",
-           "--only-binary=:all:", "--python-version", "3.12", "-d", str(WHEELS), spec]
-    for p in platforms:
-        cmd += ["--platform", p]
-    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
-    name = spec.split("==")[0].replace("-", "_")
-    version = spec.split("==")[1].rstrip("*").rstrip(".")
-    hits = sorted(p for p in WHEELS.glob(f"{name}-{version}*.whl"))
-    if not hits:
-        raise SystemExit(f"conda-offline-build: pip gave no wheel for {spec} (new files: {set(WHEELS.iterdir()) - before})")
-    return hits[-1]
-
-
-def extract(wheel: Path, member_prefix: str, dest: Path) -> None:
-    with zipfile.ZipFile(wheel) as z:
-        for info in z.infolist():
-            if info.filename.startswith(member_prefix) and not info.is_dir():
-                target = dest / info.filename[len(member_prefix):]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(z.read(info))
-
-
-def wrapper(path: Path, program: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'#!/bin/sh\nexec "{program}" "$@"\n')
-    path.chmod(0o755)
-
-
-def standin_contents() -> list[dict]:
-    """(name, version, files directory or None, run, run_exports) of each stand-in."""
-    src = WORK / "standin-src"
-    shutil.rmtree(src, ignore_errors=True)
-    cudart = fetch_wheel(f"nvidia-cuda-runtime=={CUDA}.*")
-    crt = fetch_wheel(f"nvidia-cuda-crt=={CUDA}.*")
-    cudart_version = cudart.name.split("-")[1]
-    crt_version = crt.name.split("-")[1]
-
-    d = src / "cuda-cudart"
-    extract(cudart, "nvidia/cu13/lib/libcudart.so.13", d / TARGET / "lib" / "libcudart.so.13")
-    (d / "lib").mkdir(parents=True)
-    os.symlink(f"../{TARGET}/lib/libcudart.so.13", d / "lib" / "libcudart.so.13")
-    d = src / "cuda-cudart-dev"
-    extract(cudart, "nvidia/cu13/include/", d / TARGET / "include")
-    (d / TARGET / "lib").mkdir(parents=True)
-    os.symlink("libcudart.so.13", d / TARGET / "lib" / "libcudart.so")
-    extract(crt, "nvidia/cu13/include/", src / "cuda-crt-dev" / TARGET / "include")
-
-    d = src / "nlohmann_json"
-    shutil.copytree("/usr/include/nlohmann", d / "include" / "nlohmann")
-    shutil.copytree("/usr/share/cmake/nlohmann_json", d / "share" / "cmake" / "nlohmann_json")
-    for name, lib in (("libstdcxx", "libstdc++.so.6"), ("libgcc", "libgcc_s.so.1")):
-        found = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True,
-                               check=True).stdout.strip()
-        (src / name / "lib").mkdir(parents=True)
-        shutil.copy(os.path.realpath(found), src / name / "lib" / lib)
-    wrapper(src / "cmake" / "bin" / "cmake", str(ROOT / ".venv" / "bin" / "cmake"))
-    wrapper(src / "cmake" / "bin" / "ctest", str(ROOT / ".venv" / "bin" / "ctest"))
-    wrapper(src / "ninja" / "bin" / "ninja", str(ROOT / ".venv" / "bin" / "ninja"))
-    interpreter = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    wrapper(src / "python" / "bin" / "python", str(interpreter))
-
-    cuda_pin = f"cuda-version >={CUDA},<{CUDA.split('.')[0]}.{int(CUDA.split('.')[1]) + 1}"
-    return [
-        {"name": "cuda-version", "version": CUDA},
-        {"name": "cuda-cudart", "version": cudart_version, "dir": src / "cuda-cudart", "run": [cuda_pin]},
-        {"name": "cuda-cudart-dev", "version": cudart_version, "dir": src / "cuda-cudart-dev",
-         "run": [f"cuda-cudart =={cudart_version}", cuda_pin],
-         "run_exports": [f"cuda-cudart >={cudart_version},<{int(CUDA.split('.')[0]) + 1}.0a0"]},
-        {"name": "cuda-crt-dev_linux-64", "version": crt_version, "dir": src / "cuda-crt-dev"},
-        {"name": "nlohmann_json", "version": "3.11.2", "dir": src / "nlohmann_json"},
-        {"name": "libstdcxx", "version": "12.2.0", "dir": src / "libstdcxx"},
-        {"name": "libgcc", "version": "12.2.0", "dir": src / "libgcc"},
-        {"name": "cmake", "version": "3.31.10", "dir": src / "cmake"},
-        {"name": "ninja", "version": "1.13.0", "dir": src / "ninja"},
-        {"name": "python", "version": f"{sys.version_info[0]}.{sys.version_info[1]}.0", "dir": src / "python"},
-        # Build-environment packages pass run_exports on only when strong.
-        {"name": "gcc_linux-64", "version": "14.2.0", "run_exports": {"strong": ["libgcc >=12"]}},
-        {"name": "gxx_linux-64", "version": "14.2.0", "run": ["gcc_linux-64 ==14.2.0"],
-         "run_exports": {"strong": ["libstdcxx >=12", "libgcc >=12"]}},
-        {"name": "sysroot_linux-64", "version": "2.28", "run_exports": {"strong": ["__glibc >=2.28,<3.0.a0"]}},
-        {"name": "unzip", "version": "6.0"},
-        {"name": "gtest", "version": "1.12.1"},
-        {"name": "libnvinfer", "version": "11.1.0.106"},
-        {"name": "libnvinfer-devel", "version": "11.1.0.106", "run": ["libnvinfer ==11.1.0.106"],
-         "run_exports": ["libnvinfer >=11.1.0.106,<12"]},
-    ]
-
-
-def standin_recipe(s: dict) -> str:
-    recipe = {
-        "package": {"name": s["name"], "version": s["version"]},
-        "build": {"number": 0, "dynamic_linking": {"binary_relocation": False}},
-        "requirements": {},
-        "about": {"summary": f"Stand-in for conda-forge's {s['name']}, for an offline recipe build"},
-    }
-    if s.get("dir"):
-        recipe["source"] = {"path": str(s["dir"])}
-        recipe["build"]["script"] = ['cp -a . "$PREFIX/"']
-    else:
-        recipe["build"]["script"] = ["true"]
-    if s.get("run"):
-        recipe["requirements"]["run"] = s["run"]
-    if s.get("run_exports"):
-        recipe["requirements"]["run_exports"] = s["run_exports"]
-    return json.dumps(recipe)  # JSON is YAML
-
-
-def build_standins() -> None:
-    shutil.rmtree(STANDINS, ignore_errors=True)
-    for s in standin_contents():
-        Stage0Recipe.from_yaml(standin_recipe(s)).run_build(
-            output_dir=STANDINS, channels=[STANDINS.as_uri()], no_include_recipe=True,
-            tool_config=ToolConfiguration(test_strategy="skip"))
-    log(f"{len(list(STANDINS.glob('linux-64/*.conda')))} stand-ins in {STANDINS}")
+def make_standins(targets: list[tuple[str, str]]) -> None:
+    platforms = sorted({p for p, _ in targets})
+    work = WORK / "standin-files"
+    items: list[standins.Standin] = []
+    items += standins.tool_standins(work)
+    items += standins.other_standins(work, platforms)
+    for platform in platforms:
+        cudas = sorted({c for p, c in targets if p == platform})
+        for cuda in cudas:
+            items += standins.cuda_standins(work, platform, cuda)
+        items += standins.tensorrt_standins(work, platform, cudas)
+        items += standins.compiler_standins(work, platform, ["14.2.0", "15.1.0"], ccache=WORK / "ccache")
+        items += standins.runtime_standins(work, platform)
+        items += standins.python_standins(work, platform)
+        items += standins.python_package_standins(work, platform)
+        if platform != "linux-64":
+            items.append(standins.cross_python_standin(work, platform))
+    if "linux-64" not in platforms:
+        items += standins.python_standins(work, "linux-64") + standins.python_package_standins(work, "linux-64")
+    items += standins.pytorch_standin(work)
+    standins.build_channel(STANDINS, work, items)
 
 
 def source_copy() -> Path:
@@ -221,90 +107,264 @@ def source_copy() -> Path:
     listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
                             capture_output=True, check=True).stdout.decode().split("\0")
     for name in filter(None, listed):
-        if (ROOT / name).is_file():
+        path = ROOT / name
+        if path.is_file() or path.is_symlink():
             (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name, follow_symlinks=False)
-    if not (src / "LICENSE").exists():
-        log("the repository has no LICENSE, which the recipe packages: using a placeholder for this build only")
-        (src / "LICENSE").write_text("placeholder for an offline test build; the repository needs a LICENSE\n")
+            shutil.copy2(path, src / name, follow_symlinks=False)
     return src
 
 
-def build_recipe() -> list[Path]:
-    src = source_copy()
-    platform = PlatformConfig(target_platform="linux-64", build_platform="linux-64", host_platform="linux-64")
-    variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml",
-                                                    JinjaConfig(platform=platform))
-    variants = variants.merge(VariantConfig({"cuda_compiler_version": [CUDA], "python": ["3.12"]}))
-    rendered = Stage0Recipe.from_file(src / "recipe" / "recipe.yaml").render(
-        variants, RenderConfig(platform=platform))
-    by_name = {}
-    for variant in rendered:
-        by_name.setdefault(variant.recipe.package.name, variant)
-    shutil.rmtree(OUTPUT, ignore_errors=True)
-    # Reach recipe/build.sh only through an unisolated environment.
-    os.environ.update(TTE_WITH_TENSORRT="OFF", TTE_RUN_TESTS="OFF")
-    packages = []
-    for name in CXX_OUTPUTS:
-        log(f"rattler-build: {name} {by_name[name].recipe.build.string}")
-        result = by_name[name].run_build(
-            tool_config=ToolConfiguration(test_strategy="native"), output_dir=OUTPUT,
-            channels=[OUTPUT.as_uri(), STANDINS.as_uri()], env_isolation=EnvironmentIsolation.NONE,
-            progress_callback=BuildLog(WORK / f"{name}.log"))
-        packages += [Path(p) for p in result.packages]
+def qemu_shim() -> Path:
+    """scripts/conda/qemu-exec.c, compiled for this machine."""
+    out = WORK / "qemu-exec.so"
+    source = ROOT / "scripts" / "conda" / "qemu-exec.c"
+    if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", str(out), str(source), "-ldl"],
+                       check=True)
+    return out
+
+
+def emulation_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment under which aarch64 programs run through qemu-user."""
+    env = dict(os.environ if base is None else base)
+    shim = str(qemu_shim())
+    env.update(TTE_QEMU=QEMU, TTE_QEMU_SYSROOT=ARM64_SYSROOT, TTE_QEMU_MACHINE="183",
+               TTE_QEMU_PRELOAD=shim, LD_PRELOAD=shim)
+    return env
+
+
+# ---- building -------------------------------------------------------------------------
+
+def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str]]:
+    """recipe/variants.yaml narrowed to one CUDA version (and its zipped compiler and glibc)."""
+    config = PlatformConfig(target_platform=platform, build_platform="linux-64", host_platform=platform)
+    variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml", JinjaConfig(platform=config))
+    chosen = variants["cuda_compiler_version"].index(cuda)
+    narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0]}
+    # CPython 3.11 is the one interpreter a stand-in exists for (also for the
+    # noarch package's python_min tests).
+    narrowed["python"] = [PYTHON_VARIANT]
+    narrowed["python_min"] = ["3.11"]
+    return narrowed
+
+
+def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log_name: str,
+                  skip_existing: str = "none") -> None:
+    """`rattler-build build --recipe recipe -m recipe/variants.yaml --variant ...`, through
+    py-rattler-build's CLI entry (its per-variant API solves a cross build's host
+    environment for the build machine). Tests run for every output; the
+    linux-aarch64 ones under qemu-user (emulation_env)."""
+    args = dict(recipes=[str(src / "recipe" / "recipe.yaml")], target_platform=platform, build_platform="linux-64",
+                channel=[OUTPUT.as_uri(), STANDINS.as_uri()], output_dir=str(OUTPUT),
+                variant_config=[str(src / "recipe" / "variants.yaml")], ignore_recipe_variants=True,
+                variant_overrides=overrides, test="native" if platform == "linux-64" else "native-and-emulated",
+                skip_existing=skip_existing)
+    code = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
+            "from rattler_build.cli_api import build_recipes\nbuild_recipes(**json.loads(sys.argv[1]))\n")
+    env = os.environ if platform == "linux-64" else emulation_env()
+    log_path = WORK / log_name
+    with log_path.open("w") as log_file:
+        result = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=env,
+                                stdout=log_file, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        print(log_path.read_text()[-3000:])
+        # The build and test scripts keep their output beside them.
+        logs = sorted(OUTPUT.glob("*/*/*/conda_build.log"), key=lambda p: p.stat().st_mtime)
+        if logs:
+            print(f"--- {logs[-1]}")
+            print(logs[-1].read_text()[-6000:])
+        raise SystemExit(f"offline-build: rattler-build failed for {platform} (log: {log_path})")
+
+
+def built_packages() -> set[Path]:
+    return {p for p in OUTPUT.glob("*/*.conda") if p.parent.name != "broken"}
+
+
+def build(src: Path, platform: str, cuda: str) -> list[Path]:
+    before = built_packages()
+    overrides = variant_overrides(src, platform, cuda)
+    log(f"{platform} CUDA {cuda}: rattler-build, every output and its tests")
+    rattler_build(src, platform, overrides, f"build-{platform}-{cuda}.log")
+    packages = sorted(built_packages() - before)
+    for package in packages:
+        log(f"  built {package.relative_to(OUTPUT)}")
     return packages
 
 
-def show_metadata(package: Path) -> dict:
-    """index.json and run_exports.json of a built package."""
-    dest = WORK / "inspect" / package.name
-    shutil.rmtree(dest, ignore_errors=True)
-    rattler.package_streaming.extract(package, dest)
-    index = json.loads((dest / "info" / "index.json").read_text())
-    exports_file = dest / "info" / "run_exports.json"
-    exports = json.loads(exports_file.read_text()) if exports_file.exists() else {}
-    log(f"{package.name}: depends {index.get('depends', [])}; run_exports {exports or 'none'}")
-    return {"index": index, "run_exports": exports}
+def build_torch_tensorrt(src: Path) -> Path:
+    """torch-tensorrt for linux-64 CUDA 13.0 against the pytorch 2.14 stand-in.
+
+    Its own test (import torch_tensorrt) needs an NVIDIA driver and GPU, so
+    this build skips the tests; check_torch_tensorrt runs what can run here.
+    """
+    overrides = variant_overrides(src, "linux-64", "13.0") | {"pytorch": ["2.14"]}
+    log("linux-64 CUDA 13.0: torch-tensorrt against the pytorch 2.14 stand-in (tests: below)")
+    code_args = dict(recipes=[str(src / "recipe" / "recipe.yaml")], target_platform="linux-64",
+                     channel=[OUTPUT.as_uri(), STANDINS.as_uri()], output_dir=str(OUTPUT),
+                     variant_config=[str(src / "recipe" / "variants.yaml")], ignore_recipe_variants=True,
+                     variant_overrides=overrides, test="skip", skip_existing="local")
+    code = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
+            "from rattler_build.cli_api import build_recipes\nbuild_recipes(**json.loads(sys.argv[1]))\n")
+    with (WORK / "build-torch-tensorrt.log").open("w") as log_file:
+        subprocess.run([sys.executable, "-c", code, json.dumps(code_args)], stdout=log_file,
+                       stderr=subprocess.STDOUT, check=True)
+    (package,) = sorted(OUTPUT.glob("linux-64/torch-tensorrt-2*.conda"))
+    log(f"  built {package.relative_to(OUTPUT)}")
+    return package
 
 
-async def install() -> None:
-    shutil.rmtree(ENV, ignore_errors=True)
-    records = await rattler.solve(
-        sources=[OUTPUT.as_uri(), STANDINS.as_uri()],
-        specs=["libtorch-tensorrt-executorch-devel", "libtorch-tensorrt-executorch"],
-        platforms=["linux-64", "noarch"],
-        virtual_packages=[p.into_generic() for p in rattler.VirtualPackage.detect()])
-    log("solved: " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records))
-    await rattler.install(records, target_prefix=ENV, show_progress=False)
+TORCH_TENSORRT_CHECK = """
+import importlib.util, pathlib, subprocess, torch, tensorrt
+lib = pathlib.Path(importlib.util.find_spec("torch_tensorrt").submodule_search_locations[0]) / "lib"
+for so in sorted(lib.glob("*.so")):
+    needed = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+    assert "libtorch_nvshmem.so" not in needed, f"{so.name} still needs libtorch_nvshmem.so"
+torch.ops.load_library(str(lib / "libtorchtrt.so"))
+assert hasattr(torch.ops.tensorrt, "execute_engine"), "libtorchtrt.so did not register its operators"
+print(f"libtorchtrt.so loaded into torch {torch.__version__} with tensorrt {tensorrt.__version__}; operators registered")
+try:
+    import torch_tensorrt
+except RuntimeError as error:
+    # Without a driver, the import stops where torch_tensorrt asks for the GPU.
+    assert "NVIDIA driver" in str(error), error
+    print(f"import torch_tensorrt stops at the device query, as expected without a GPU: {error}")
+else:
+    print(f"import torch_tensorrt {torch_tensorrt.__version__}: ok")
+"""
 
 
-def check_installed() -> None:
-    checker = [sys.executable, str(ROOT / "scripts" / "conda" / "elf-check.py"), "--root", str(ENV),
-               "--machine", "Advanced Micro Devices X86-64",
-               str(ENV / "lib" / "libexecutorch_backend_tensorrt.so"), str(ENV / "bin" / "tte-run")]
-    subprocess.run(checker, check=True)
-    clean = {"PATH": f"{ENV / 'bin'}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")}
-    probe = textwrap.dedent("""
-        import ctypes, os, sys
-        plugin = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)
-        plugin.tte_c_api_version.restype = ctypes.c_uint32
-        print("installed plugin loads with RTLD_NOW, C API", plugin.tte_c_api_version())
-    """)
-    subprocess.run([sys.executable, "-c", probe, str(ENV / "lib" / "libexecutorch_backend_tensorrt.so")],
-                   env=clean, check=True)
-    subprocess.run([str(ENV / "bin" / "tte-run"), "--help"], env=clean, check=True, stdout=subprocess.DEVNULL)
-    log("installed tte-run --help ran with a clean environment")
+def check_torch_tensorrt(package: Path) -> None:
+    """What of torch-tensorrt's import runs without a GPU, in a fresh environment."""
+    pkg = Package.from_file(package)
+    prefix = WORK / "env-torch-tensorrt"
+    create_env(prefix, [f"{pkg.name} =={pkg.version} {pkg.build_string}", "python 3.11.*"], "linux-64",
+               [OUTPUT, STANDINS])
+    result = subprocess.run([str(prefix / "bin" / "python"), "-c", TORCH_TENSORRT_CHECK],
+                            env={"PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")},
+                            capture_output=True, text=True)
+    print(result.stdout.rstrip())
+    if result.returncode != 0:
+        print(result.stderr[-4000:])
+        raise SystemExit("offline-build: torch-tensorrt does not load against the pytorch 2.14 stand-in")
+
+
+# ---- environments ---------------------------------------------------------------------
+
+def virtual_packages(platform: str) -> list:
+    if platform == "linux-64":
+        return [p.into_generic() for p in rattler.VirtualPackage.detect()]
+    return [rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version), rattler.BuildString(build))
+            for name, version, build in (("__unix", "0", "0"), ("__linux", "6.1", "0"),
+                                         ("__glibc", "2.36", "0"), ("__archspec", "1", "aarch64"))]
+
+
+def create_env(prefix: Path, specs: list[str], platform: str, channels: list[Path]) -> list:
+    shutil.rmtree(prefix, ignore_errors=True)
+
+    async def solve_and_install():
+        records = await rattler.solve(sources=[c.as_uri() for c in channels], specs=specs,
+                                      platforms=[platform, "noarch"], virtual_packages=virtual_packages(platform))
+        await rattler.install(records, target_prefix=prefix, show_progress=False, platform=rattler.Platform(platform))
+        return records
+    return asyncio.run(solve_and_install())
+
+
+def activation(prefix: Path) -> str:
+    """Shell lines that run a prefix's activation scripts, as conda would."""
+    scripts = sorted((prefix / "etc" / "conda" / "activate.d").glob("*.sh"))
+    return "".join(f'. "{s}"\n' for s in scripts)
+
+
+# ---- installed: the CLI with no environment variables ----------------------------------
+
+def check_installed(platform: str, cuda: str) -> None:
+    prefix = WORK / f"env-{platform}-{cuda}"
+    bs = f"cuda{cuda.replace('.', '')}_*"
+    records = create_env(prefix, ["torch-tensorrt-executorch-runtime", f"libtorch-tensorrt-executorch * {bs}",
+                                  "libtorch-tensorrt-executorch-devel", "python 3.11.*"],
+                         platform, [OUTPUT, STANDINS])
+    log(f"{platform} CUDA {cuda}: installed " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records
+                                                         if "tensorrt-executorch" in r.name.normalized or "executorch" in r.name.normalized))
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "conda" / "elf-check.py"), "--root", str(prefix),
+                    "--machine", ELF_MACHINE[platform], str(prefix / "lib" / "libexecutorch_backend_tensorrt.so"),
+                    str(prefix / "bin" / "tte-run")], check=True)
+    clean = {"PATH": f"{prefix / 'bin'}:/usr/bin:/bin"}
+    # aarch64: a shell started with the qemu-user preload runs the entry point
+    # (whose #! interpreter is the environment's aarch64 python) under qemu;
+    # only the emulator's settings are added, and the program never sees the preload.
+    env, launcher = clean, []
+    if platform != "linux-64":
+        env, launcher = emulation_env(clean), ["/bin/sh", "-c", 'exec "$@"', "sh"]
+    program = ROOT / "tests" / "fixtures" / "cpp" / "two_methods.pte"
+    for args in (["doctor"], ["inspect", str(program)]):
+        result = subprocess.run([*launcher, str(prefix / "bin" / "torch-tensorrt-executorch"), *args], env=env,
+                                capture_output=True, text=True)
+        print(result.stdout.rstrip())
+        if result.returncode != 0:
+            print(result.stderr[-3000:])
+            raise SystemExit(f"offline-build: torch-tensorrt-executorch {args[0]} failed in {prefix}")
+        log(f"{platform} CUDA {cuda}: torch-tensorrt-executorch {args[0]} ran with no environment variables")
+
+
+def pixi_default_specs() -> list[str]:
+    """The conda dependencies pixi's default environment declares for linux-64 (pixi.toml)."""
+    with open(ROOT / "pixi.toml", "rb") as f:
+        manifest = tomllib.load(f)
+    features = manifest["environments"]["default"]["features"]
+    tables = [manifest.get("dependencies", {})] + [manifest["feature"][f].get("dependencies", {}) for f in features]
+    specs = []
+    for table in tables:
+        for name, value in table.items():
+            if isinstance(value, dict):
+                # A source dependency on this recipe: the package just built.
+                specs.append(name)
+            elif name not in ("rattler-build",):
+                specs.append(f"{name} {value}" if value != "*" else name)
+    return specs
+
+
+def check_env_tasks() -> None:
+    """pixi's `build` and `test` tasks, in a prefix holding the default environment's packages."""
+    prefix = WORK / "pixi-env"
+    shutil.rmtree(WORK / "pixi-build", ignore_errors=True)
+    create_env(prefix, pixi_default_specs(), "linux-64", [OUTPUT, STANDINS])
+    log(f"pixi default environment stand-in: {prefix}")
+    env = {"HOME": os.environ.get("HOME", "/"), "CONDA_PREFIX": str(prefix), "PIXI_ENVIRONMENT_NAME": "default",
+           "PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "TTE_CONDA_BUILD_DIR": str(WORK / "pixi-build")}
+    for task in ("env-build.sh", "env-test.sh"):
+        script = activation(prefix) + f'exec "{ROOT / "scripts" / "conda" / task}"\n'
+        log(f"pixi task script scripts/conda/{task}")
+        subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, check=True)
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", nargs="+", default=TARGETS, help="platform:cuda pairs (default: all)")
+    parser.add_argument("--no-env-tasks", action="store_true", help="skip the pixi tasks' scripts")
+    args = parser.parse_args()
+    targets = [tuple(t.split(":")) for t in args.target]
+    started = time.time()
     WORK.mkdir(parents=True, exist_ok=True)
-    build_standins()
-    packages = build_recipe()
-    for package in packages:
-        show_metadata(package)
-    asyncio.run(install())
-    check_installed()
-    log("done")
+    make_standins(targets)
+    log(f"stand-ins ready ({time.time() - started:.0f} s)")
+    src = source_copy()
+    shutil.rmtree(OUTPUT, ignore_errors=True)
+    OUTPUT.mkdir(parents=True)
+    timings = {}
+    for platform, cuda in targets:
+        t = time.time()
+        build(src, platform, cuda)
+        check_installed(platform, cuda)
+        if (platform, cuda) == ("linux-64", "13.0"):
+            check_torch_tensorrt(build_torch_tensorrt(src))
+        timings[f"{platform} CUDA {cuda}"] = time.time() - t
+    if not args.no_env_tasks and ("linux-64", "13.0") in targets:
+        t = time.time()
+        check_env_tasks()
+        timings["pixi tasks"] = time.time() - t
+    for name, seconds in timings.items():
+        log(f"{name}: {seconds:.0f} s")
+    log(f"done in {time.time() - started:.0f} s")
     return 0
 
 
