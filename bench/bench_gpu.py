@@ -19,7 +19,6 @@ can run there. Prints one JSON document and a table; never asserts.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import statistics
 import subprocess
@@ -97,27 +96,17 @@ def host_copies_on_device_path(program: Path, provider_lib: Path) -> dict:
     import torch
 
     import torch_tensorrt_executorch_runtime as tte
-    from torch_tensorrt_executorch_runtime import _library
 
     if "test-cuda" not in set(tte.providers.providers()):
         tte.providers.register_provider_library(str(provider_lib))
-    lib = ctypes.CDLL(str(_library.plugin_path()))
-
-    class Stats(ctypes.Structure):
-        _fields_ = [("struct_size", ctypes.c_uint32)] + [(n, ctypes.c_uint64) for n in (
-            "h2d_copies", "h2d_bytes", "d2h_copies", "d2h_bytes", "d2d_copies", "d2d_bytes",
-            "enqueues", "graph_captures", "graph_replays", "graph_fallbacks")]
-
     prog = tte.load(program)
     x = torch.zeros(1 << 20, device="cuda")
     prog.forward(x)
-    lib.tte_reset_runtime_stats()
+    tte.reset_runtime_stats()
     for _ in range(100):
         prog.forward(x)
-    s = Stats()
-    s.struct_size = ctypes.sizeof(Stats)
-    lib.tte_get_runtime_stats(ctypes.byref(s))
-    return {"runs": 100, "h2d_copies": s.h2d_copies, "d2h_copies": s.d2h_copies, "d2d_copies": s.d2d_copies}
+    s = tte.runtime_stats()
+    return {"runs": 100, "h2d_copies": s["h2d_copies"], "d2h_copies": s["d2h_copies"], "d2d_copies": s["d2d_copies"]}
 
 
 def main() -> int:

@@ -23,13 +23,13 @@ option(TTE_GLIBC_COMPAT
        "Pin glibc symbol versions so the shipped binaries load on glibc 2.28 (Linux x86_64/aarch64)"
        ${_tte_glibc_compat_default})
 
-set(_tte_glibc_compat_dir "${CMAKE_CURRENT_LIST_DIR}/../cpp/src")
-cmake_path(ABSOLUTE_PATH _tte_glibc_compat_dir NORMALIZE)
-
 function(tte_glibc_compat target)
   if(NOT TTE_GLIBC_COMPAT)
     return()
   endif()
+  # From this file's folder, so the function works from any directory scope.
+  set(_tte_glibc_compat_dir "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../cpp/src")
+  cmake_path(ABSOLUTE_PATH _tte_glibc_compat_dir NORMALIZE)
   target_compile_options(${target} PRIVATE
     "$<$<COMPILE_LANGUAGE:C,CXX>:SHELL:-include \"${_tte_glibc_compat_dir}/glibc_compat.h\">")
   get_target_property(type ${target} TYPE)

@@ -124,7 +124,7 @@ set_target_properties(tte::tensorrt PROPERTIES
 # Compiled once, linked into the plugin and into its test. Only ExecuTorch's
 # headers are used (for ScalarType), not its library.
 add_library(tte_native_tensorrt_provider OBJECT
-  providers/native_tensorrt_provider.cpp
+  providers/native/native_tensorrt_provider.cpp
   providers/native/data_types.cpp
   providers/native/plan_header.cpp
   providers/native/tensorrt_logger.cpp
@@ -132,6 +132,8 @@ add_library(tte_native_tensorrt_provider OBJECT
   providers/native/tensorrt_engine.cpp)
 target_include_directories(tte_native_tensorrt_provider
   PUBLIC ${TTE_PUBLIC_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/providers
+         # common/status.h (header-only), the one status type
+         ${CMAKE_CURRENT_SOURCE_DIR}/src
   PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_INCLUDE_DIRECTORIES>)
 target_compile_definitions(tte_native_tensorrt_provider
   PUBLIC $<$<BOOL:${TTE_TENSORRT_LEAN_ONLY}>:TTE_TENSORRT_LEAN_ONLY=1>

@@ -1,6 +1,6 @@
 # Build-time files of the Python package: the flatbuffer bindings `inspect`
 # reads .pte files with, generated from the schema of the executorch wheel
-# the plugin builds against (scripts/generate-pte-schema.py, its bundled
+# the plugin builds against (scripts/gen/pte-bindings.py, its bundled
 # flatc), and installed into the package beside its Python sources.
 # On by default in wheel builds (scikit-build-core sets SKBUILD).
 if(DEFINED SKBUILD)
@@ -22,9 +22,9 @@ set(TTE_PYTHON_PACKAGE_DIR "torch_tensorrt_executorch_runtime" CACHE STRING
 set(_tte_generated "${CMAKE_CURRENT_BINARY_DIR}/python/_generated")
 add_custom_command(
   OUTPUT "${_tte_generated}/program_generated.py" "${_tte_generated}/__init__.py"
-  COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/generate-pte-schema.py"
+  COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/gen/pte-bindings.py"
           --out "${_tte_generated}" --executorch-root "${EXECUTORCH_ROOT}"
-  DEPENDS "${PROJECT_SOURCE_DIR}/scripts/generate-pte-schema.py"
+  DEPENDS "${PROJECT_SOURCE_DIR}/scripts/gen/pte-bindings.py"
           "${EXECUTORCH_ROOT}/schema/program.fbs" "${EXECUTORCH_ROOT}/schema/scalar_type.fbs"
   COMMENT "Generating the .pte reader's flatbuffer bindings"
   VERBATIM)

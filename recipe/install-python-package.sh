@@ -21,7 +21,7 @@ EOF
 
 package="${SP_DIR}/torch_tensorrt_executorch_runtime"
 unzip -q -o executorch.whl 'executorch/schema/*' 'executorch/data/bin/flatc' 'executorch/version.py' -d wheel
-"${PYTHON}" scripts/generate-pte-schema.py --executorch-root wheel/executorch \
+"${PYTHON}" scripts/gen/pte-bindings.py --executorch-root wheel/executorch \
   --out "${package}/_generated"
 
 # The CLI comes from build.python.entry_points, made at install time.

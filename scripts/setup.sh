@@ -9,7 +9,7 @@ cd "$root"
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 debian_packages=(libgtest-dev nlohmann-json3-dev clang-14 libclang-rt-14-dev
-                 g++-aarch64-linux-gnu qemu-user-static patchelf ninja-build)
+                 g++-aarch64-linux-gnu qemu-user-static patchelf ninja-build valgrind)
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${debian_packages[@]}"; do

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every test that can run on this machine: set up, build, C++ unit tests
-# (ctest), Python tests (pytest), the sanitizer build, a fuzz smoke pass, the
-# conda checks (scripts/conda/test.sh) and the linux-aarch64 cross build under qemu.
+# (ctest), Python tests (pytest), then the CI steps in scripts/ci/ (static
+# checks, the wheel as users get it, the sanitizer build, valgrind, a fuzz
+# smoke pass, the linux-aarch64 cross build under qemu) and the conda
+# checks (scripts/conda/test.sh).
 # GPU-only tests skip with a message here; scripts/gpu-check.sh runs them on
 # a GPU machine. Usage: scripts/test.sh [--quick]   (--quick: build + ctest + pytest only)
 set -euo pipefail
@@ -28,14 +30,18 @@ python -m pytest -q -p no:cacheprovider --import-mode=importlib tests
 
 if [ "$quick" = 1 ]; then exit 0; fi
 
+step "static checks (Python, shell, manifests)"
+scripts/ci/lint.sh
 step "the wheel as users get it (tag, size, RUNPATH, auditwheel, a fresh venv)"
-scripts/check-wheel.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
+scripts/ci/check-wheel.sh "$(ls build/dist/torch_tensorrt_executorch_runtime-*.whl)"
 step "sanitizers (ASan + UBSan build of the plugin and its C++ tests)"
-scripts/sanitize.sh
+scripts/ci/sanitize.sh
+step "valgrind memcheck of tte-run on the host test provider"
+scripts/ci/valgrind-check.sh build/wheel
 step "fuzz smoke pass"
-scripts/fuzz-smoke.sh
+scripts/ci/fuzz-smoke.sh
 step "conda: recipe render checks, offline build and tests of every output (linux-64, linux-aarch64), pixi tasks"
 scripts/conda/test.sh
 step "linux-aarch64 cross build, C++ tests under qemu"
-scripts/cross-aarch64.sh
+scripts/ci/cross-aarch64.sh
 step "all tests passed"

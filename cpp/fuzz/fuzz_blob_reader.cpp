@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "binding_names.h"
-#include "blob_reader.h"
-#include "weight_streaming_budget.h"
+#include "blob/binding_names.h"
+#include "blob/blob_reader.h"
+#include "blob/weight_streaming_budget.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/platform.h>
 
-#include "dlpack_convert.h"
+#include "program/dlpack_convert.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // Binding by engine I/O names when a blob lists no io_bindings.
-#include "binding_names.h"
+#include "blob/binding_names.h"
 
 #include <gtest/gtest.h>
 

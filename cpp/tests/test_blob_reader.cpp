@@ -1,7 +1,7 @@
 // The delegate blob reader against what Torch-TensorRT's exporter writes and
 // against hostile blobs: every rejection names what was wrong, and no input,
 // however short or large its sizes, is read outside its buffer.
-#include "blob_reader.h"
+#include "blob/blob_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "test_provider_api.h"
+#include "testing/test_provider_api.h"
 #include "torch_tensorrt_executorch/engine_provider.h"
 
 extern "C" const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_version);

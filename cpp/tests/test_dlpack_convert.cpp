@@ -1,4 +1,4 @@
-#include "dlpack_convert.h"
+#include "program/dlpack_convert.h"
 
 #include <gtest/gtest.h>
 
@@ -30,6 +30,25 @@ TEST(DlpackConvert, EveryMappedTypeRoundTrips) {
     EXPECT_EQ(dtype->lanes, 1);
     EXPECT_EQ(scalar_type_from_dlpack(*dtype), type) << scalar_type_name(type);
   }
+}
+
+// One table serves every lookup: by ScalarType, by its value (the C API's),
+// by DLPack dtype and by name, with sizes that match the DLPack bits.
+TEST(DlpackConvert, EveryLookupOfTheDtypeTableAgrees) {
+  const ScalarType types[] = {ScalarType::Bool,         ScalarType::Byte,  ScalarType::Long,
+                              ScalarType::Half,         ScalarType::Float, ScalarType::BFloat16,
+                              ScalarType::ComplexDouble, ScalarType::Float8_e4m3fn};
+  for (ScalarType type : types) {
+    const DtypeInfo* entry = find_dtype(type);
+    ASSERT_NE(entry, nullptr) << static_cast<int>(type);
+    EXPECT_EQ(entry->element_size * 8, entry->dlpack_bits) << entry->name;
+    EXPECT_EQ(find_dtype(std::string_view(entry->name)), entry) << entry->name;
+    EXPECT_EQ(find_dtype_by_value(static_cast<int32_t>(type)), entry) << entry->name;
+    EXPECT_EQ(find_dtype(DLDataType{entry->dlpack_code, entry->dlpack_bits, 1}), entry)
+        << entry->name;
+  }
+  EXPECT_EQ(find_dtype(std::string_view("float")), nullptr);
+  EXPECT_EQ(find_dtype_by_value(static_cast<int32_t>(ScalarType::QInt8)), nullptr);
 }
 
 TEST(DlpackConvert, CommonTypesMapToTheirDlpackCodes) {

@@ -16,11 +16,13 @@
 #include <string>
 #include <vector>
 
+#include <executorch/runtime/core/portable_type/scalar_type.h>
+
 #include "native/data_types.h"
 #include "native/plan_header.h"
 #include "native/runtime_pool.h"
-#include "native_tensorrt_provider.h"
-#include "test_engine_format.h"
+#include "native/native_tensorrt_provider.h"
+#include "plan_magic.h"
 
 namespace {
 
@@ -97,7 +99,7 @@ std::vector<uint8_t> bytes_of(const std::string& text) {
 }
 
 std::vector<uint8_t> test_engine_plan() {
-  return bytes_of(std::string(tte::test_engine::kMagic) +
+  return bytes_of(std::string(tte::kTestEnginePlanMagic) +
                   R"({"op":"add_one","tensors":[{"name":"x","is_input":true,"dtype":"float32",)"
                   R"("profiles":[{"min":[4],"opt":[4],"max":[4]}]},)"
                   R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"x"}]})");
@@ -189,15 +191,16 @@ TEST(NativeTensorRtProvider, LoadedLibraryMatchesTheHeadersMajorVersion) {
 
 TEST(NativeTensorRtProvider, DataTypesMapToExecuTorchScalarTypes) {
   using tte::native::scalar_type_of;
-  namespace et = tte::test_engine;
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kFLOAT), et::kFloat);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kHALF), et::kHalf);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kBF16), et::kBFloat16);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT8), et::kChar);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kUINT8), et::kByte);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT32), et::kInt);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT64), et::kLong);
-  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kBOOL), et::kBool);
+  using ScalarType = executorch::runtime::etensor::ScalarType;
+  auto value = [](ScalarType type) { return static_cast<int32_t>(type); };
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kFLOAT), value(ScalarType::Float));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kHALF), value(ScalarType::Half));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kBF16), value(ScalarType::BFloat16));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT8), value(ScalarType::Char));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kUINT8), value(ScalarType::Byte));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT32), value(ScalarType::Int));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT64), value(ScalarType::Long));
+  EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kBOOL), value(ScalarType::Bool));
   EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kFP8), 24);  // Float8_e4m3fn
   EXPECT_EQ(scalar_type_of(nvinfer1::DataType::kINT4), -1);
   EXPECT_STREQ(tte::native::data_type_name(nvinfer1::DataType::kINT4), "kINT4");
@@ -240,7 +243,7 @@ TEST_F(NativeTensorRtProviderGpu, CreatesOneRuntimePerDevice) {
   tte::native::RuntimePool pool(environment);
   std::shared_ptr<tte::native::DeviceRuntime> first;
   std::shared_ptr<tte::native::DeviceRuntime> second;
-  const tte::native::Status created = pool.acquire(0, &first);
+  const tte::Status created = pool.acquire(0, &first);
   ASSERT_TRUE(created.ok()) << created.message();
   ASSERT_NE(first, nullptr);
   ASSERT_NE(first->runtime, nullptr);
@@ -251,7 +254,7 @@ TEST_F(NativeTensorRtProviderGpu, CreatesOneRuntimePerDevice) {
   EXPECT_TRUE(first->runtime->getEngineHostCodeAllowed());
 #endif
   std::shared_ptr<tte::native::DeviceRuntime> missing;
-  const tte::native::Status past_end = pool.acquire(real_device_count(), &missing);
+  const tte::Status past_end = pool.acquire(real_device_count(), &missing);
   EXPECT_EQ(past_end.code(), TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(missing, nullptr);
   EXPECT_NE(past_end.message().find("does not exist"), std::string::npos) << past_end.message();

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "npy_reader.h"
-#include "npy_writer.h"
+#include "tools/tte_run/npy_reader.h"
+#include "tools/tte_run/npy_writer.h"
 
 namespace tte::tools {
 namespace {

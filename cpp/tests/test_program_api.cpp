@@ -608,6 +608,75 @@ TEST_F(ProgramApi, BackendOptionsReachTheBackend) {
   EXPECT_EQ(tte_program_load_method(named.get(), "forward", &error), TTE_OK) << error.message;
 }
 
+// A provider that needs the device; no call of it may be reached on a machine
+// without one.
+TteStatus never_called(TteError* error) {
+  std::snprintf(error->message, sizeof(error->message), "not to be called without a device");
+  return TTE_ERROR_INTERNAL;
+}
+TteEngineProvider device_only_provider() {
+  TteEngineProvider provider{};
+  provider.abi_version = TTE_ENGINE_PROVIDER_ABI_VERSION;
+  provider.struct_size = sizeof(provider);
+  provider.name = "device-only";
+  provider.memory_kind = TTE_MEMORY_DEVICE;
+  provider.deserialize = [](void*, const void*, uint64_t, const TteEngineLoadOptions*, TteEngine**,
+                            TteError* e) { return never_called(e); };
+  provider.num_io_tensors = [](TteEngine*, int32_t*, TteError* e) { return never_called(e); };
+  provider.describe_io_tensor = [](TteEngine*, int32_t, TteIoTensorDesc*, TteError* e) {
+    return never_called(e);
+  };
+  provider.num_profiles = [](TteEngine*, int32_t*, TteError* e) { return never_called(e); };
+  provider.profile_shape = [](TteEngine*, int32_t, int32_t, int64_t*, int64_t*, int64_t*,
+                              TteError* e) { return never_called(e); };
+  provider.select_profile = [](TteEngine*, int32_t, void*, TteError* e) { return never_called(e); };
+  provider.set_input_shape = [](TteEngine*, int32_t, const int64_t*, int32_t, TteError* e) {
+    return never_called(e);
+  };
+  provider.get_output_shape = [](TteEngine*, int32_t, int64_t*, int32_t, int32_t*, TteError* e) {
+    return never_called(e);
+  };
+  provider.set_tensor_address = [](TteEngine*, int32_t, void*, TteError* e) {
+    return never_called(e);
+  };
+  provider.enqueue = [](TteEngine*, void*, TteError* e) { return never_called(e); };
+  provider.destroy = [](TteEngine*) {};
+  return provider;
+}
+
+// The delegate's own status, not the ExecuTorch error it had to return,
+// reaches the caller, with its reason.
+TEST_F(ProgramApi, DelegateFailuresKeepTheirStatus) {
+  if (tte_cuda_device_count() > 0) {
+    GTEST_SKIP() << "a CUDA device is present";
+  }
+  const TteEngineProvider provider = device_only_provider();
+  TteError error{};
+  ASSERT_EQ(tte_register_engine_provider(&provider, TTE_PROVIDER_OTHER, &error), TTE_OK)
+      << error.message;
+  TteBackendOption option{};
+  option.backend = "TensorRTBackend";
+  option.key = "provider";
+  option.type = TTE_OPTION_STRING;
+  option.string_value = "device-only";
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.backend_options = &option;
+  options.num_backend_options = 1;
+  {
+    Program program;
+    open(program, "add_one.pte", &options);
+    EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error), TTE_ERROR_NO_DEVICE);
+    const std::string message = error.message;
+    EXPECT_NE(message.find("TensorRTBackend delegate: no CUDA device: TensorRTBackend needs an "
+                           "NVIDIA GPU ('device-only' needs a CUDA device)"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(std::string(tte_program_last_error(program.get())), message);
+  }
+  EXPECT_EQ(tte_unregister_engine_provider("device-only", &error), TTE_OK) << error.message;
+}
+
 TEST_F(ProgramApi, BadBackendOptionsAreRefusedAtOpen) {
   TteBackendOption option{};
   option.backend = "TensorRTBackend";

@@ -1,6 +1,6 @@
 // The test-engine plan parser (docs/test-engine-format.md): what it accepts,
 // and a clear message for everything it does not.
-#include "test_engine_format.h"
+#include "testing/test_engine_format.h"
 
 #include <gtest/gtest.h>
 

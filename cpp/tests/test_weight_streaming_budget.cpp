@@ -1,5 +1,5 @@
 // The weight_streaming_budget compile spec / load option value.
-#include "weight_streaming_budget.h"
+#include "blob/weight_streaming_budget.h"
 
 #include <gtest/gtest.h>
 

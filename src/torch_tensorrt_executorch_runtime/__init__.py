@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from . import errors, providers
+from . import _activation, _native, errors, providers
 from ._activation import activate, cuda_device_count, get_runtime, reset_runtime_stats, runtime_stats
-from ._c_api import BACKEND_NAME
 from ._logging import get_log_level, set_log_level
+from ._native import BACKEND_NAME
 from .errors import DelegateCompatibilityError
 from .program import DelegateInfo, MethodInfo, Program, ValueInfo, load
 from .providers import register_provider, register_provider_library, unregister_provider
 
 
-
 def _activate_on_import() -> None:
-    from . import _activation
-
     try:
         activate()
     except DelegateCompatibilityError:
@@ -43,10 +40,7 @@ def _version() -> str:
     except _metadata.PackageNotFoundError:
         # A source checkout run against a build tree: the plugin carries the
         # same version (both come from versions.json).
-        from . import _library
-
-        lib = _library.loaded_plugin()
-        return lib.tte_version().decode() if lib is not None else "0+unknown"
+        return _native.version() if _native.is_loaded() else "0+unknown"
 
 
 _activate_on_import()

@@ -11,25 +11,25 @@ from __future__ import annotations
 import logging
 import os
 
-from . import _c_api
+from . import _native
 
 LOG_LEVEL_ENV = "TORCH_TENSORRT_EXECUTORCH_LOG_LEVEL"
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
-# name -> (Python logging level, TteLogLevel)
+# name (the plugin's too) -> Python logging level
 LEVELS = {
-    "debug": (logging.DEBUG, _c_api.TTE_LOG_DEBUG),
-    "info": (logging.INFO, _c_api.TTE_LOG_INFO),
-    "warning": (logging.WARNING, _c_api.TTE_LOG_WARNING),
-    "error": (logging.ERROR, _c_api.TTE_LOG_ERROR),
-    "off": (logging.CRITICAL + 10, _c_api.TTE_LOG_OFF),
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "off": logging.CRITICAL + 10,
 }
 _ALIASES = {"warn": "warning", "verbose": "debug", "none": "off", "quiet": "off", "critical": "error"}
 
 
 def _parse(level: str | int) -> str:
     if isinstance(level, int) and not isinstance(level, bool):
-        for name, (python_level, _) in LEVELS.items():
+        for name, python_level in LEVELS.items():
             if level <= python_level:
                 return name
         return "off"
@@ -42,14 +42,10 @@ def _parse(level: str | int) -> str:
 
 def set_log_level(level: str | int) -> None:
     """Set the level of this package's logger and of the plugin (debug, info, warning, error, off)."""
-    from . import _library
-
     name = _parse(level)
-    python_level, plugin_level = LEVELS[name]
-    logger.setLevel(python_level)
-    lib = _library.loaded_plugin()
-    if lib is not None:
-        lib.tte_set_log_level(plugin_level)
+    logger.setLevel(LEVELS[name])
+    if _native.is_loaded():
+        _native.set_log_level(name)
 
 
 def get_log_level() -> str:

@@ -1,8 +1,10 @@
 """Exceptions raised by torch_tensorrt_executorch_runtime.
 
-Every failure of the plugin's C API arrives as a TteStatus and a one-line
-message; `raise_for_status` turns it into the exception class of that status.
-Errors that stop the package from activating are ImportErrors (upstream's
+Python's one status type is the exception. At the C boundary a failure is a
+TteStatus and a one-line message: `error_for_status` turns one into the
+exception class of that status (C API calls), `status_of` an exception into a
+status (Python engine providers answering the plugin). Errors that stop the
+package from activating are ImportErrors (upstream's
 `DelegateCompatibilityError` is their base, so code written for 0.1.0 that
 catches it keeps working).
 """
@@ -166,6 +168,19 @@ def error_for_status(status: int, message: str) -> Error:
     if not message:
         message = f"TensorRTBackend C API call failed ({STATUS_NAMES.get(status, status)})"
     return cls(message, status)
+
+
+def status_of(exc: BaseException) -> int:
+    """The TteStatus an exception is reported to the plugin with."""
+    if isinstance(exc, Error):
+        return exc.status
+    if isinstance(exc, MissingPackageError | NotImplementedError):
+        return TTE_ERROR_NOT_SUPPORTED
+    if isinstance(exc, MemoryError):
+        return TTE_ERROR_OUT_OF_MEMORY
+    if isinstance(exc, ValueError | TypeError | IndexError | KeyError):
+        return TTE_ERROR_INVALID_ARGUMENT
+    return TTE_ERROR_RUNTIME
 
 
 __all__ = [

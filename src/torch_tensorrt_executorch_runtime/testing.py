@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from . import _dtypes
+
 __all__ = [
     "DTYPES",
     "MAGIC",
@@ -42,7 +44,7 @@ __all__ = [
 
 MAGIC = b"TTE-TEST-ENGINE\n"
 OPS = ("add_one", "add", "identity", "kv_update", "null")
-DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool")
+DTYPES = _dtypes.names_accepted_by(_dtypes.TEST_ENGINE)
 FAIL_HOOKS = ("deserialize", "enqueue")
 MAX_SPIN_US = 10_000_000
 

@@ -1,4 +1,5 @@
-"""Fuzz `inspect`'s .pte reader (torch_tensorrt_executorch_runtime._pte_reader).
+"""Fuzz the torch-free .pte reader (torch_tensorrt_executorch_runtime.pte) that
+`inspect` and the .ptd search read programs with.
 
 Any bytes must either be described or refused with PteFormatError; any other
 exception, a hang or a crash is a finding. Two drivers share `check_one`:
@@ -11,12 +12,13 @@ exception, a hang or a crash is a finding. Two drivers share `check_one`:
 
 The seeds are the .pte loader's (cpp/fuzz/corpus/program/). The package is
 imported as a user would, so TORCH_TENSORRT_EXECUTORCH_LIBRARY must name a
-built plugin when run from a source tree (scripts/fuzz.sh sets it).
+built plugin when run from a source tree (scripts/ci/fuzz.sh sets it).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import pathlib
 import random
@@ -28,9 +30,9 @@ _MAX_SEED_BYTES = 1 << 20
 
 
 def _import_reader():
-    from torch_tensorrt_executorch_runtime import _pte_reader
+    from torch_tensorrt_executorch_runtime import pte
 
-    return _pte_reader
+    return pte
 
 
 def check_one(reader, data: bytes) -> None:
@@ -148,7 +150,8 @@ def main(argv: list[str]) -> int:
 
     with atheris.instrument_imports(include=["torch_tensorrt_executorch_runtime", "flatbuffers"]):
         reader = _import_reader()
-        reader._bindings()
+        # The generated bindings load on first use: load them here, instrumented too.
+        importlib.import_module("torch_tensorrt_executorch_runtime._generated.program_generated")
 
     def test_one_input(data: bytes) -> None:
         check_one(reader, data)

@@ -18,7 +18,7 @@ N = 1 << 20
 
 
 class ProviderStats(ctypes.Structure):
-    """TteTestProviderStats of cpp/providers/test_provider_api.h."""
+    """TteTestProviderStats of cpp/providers/testing/test_provider_api.h."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
@@ -180,9 +180,9 @@ def test_cuda_graph_replay_matches_and_recaptures_on_new_shapes(cuda_provider, p
 def test_uncapturable_provider_falls_back(cuda_provider, programs):
     cuda_provider.tte_test_cuda_provider_uncapturable.restype = ctypes.c_void_p
     if "test-cuda-nocapture" not in set(tte.providers.providers()):
-        from torch_tensorrt_executorch_runtime import _library
+        from torch_tensorrt_executorch_runtime import _native
 
-        plugin = ctypes.CDLL(str(_library.plugin_path()))
+        plugin = ctypes.CDLL(str(_native.plugin_path()))
 
         class Error(ctypes.Structure):
             _fields_ = [("code", ctypes.c_int32), ("message", ctypes.c_char * 1024)]

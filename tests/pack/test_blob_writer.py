@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from torch_tensorrt_executorch_runtime._blob_writer import (
+from torch_tensorrt_executorch_runtime.pack.blob import (
     HEADER_FORMAT,
     HEADER_SIZE,
     AliasedIo,

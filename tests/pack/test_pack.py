@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from torch_tensorrt_executorch_runtime._pte_reader import DEVICE_PLANNED, DEVICE_RESIDENT, HOST, read_program
+from torch_tensorrt_executorch_runtime.pte import DEVICE_PLANNED, DEVICE_RESIDENT, HOST, read_program
 from torch_tensorrt_executorch_runtime.pack import (
     EngineSpec,
     PackError,
@@ -324,7 +324,7 @@ class TensorRTBackend(BackendDetails):
         raise RuntimeError("the impostor was asked to preprocess")
 
 from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
-from torch_tensorrt_executorch_runtime._pte_reader import read_program
+from torch_tensorrt_executorch_runtime.pte import read_program
 spec = EngineSpec(b"plan", [TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])])
 for methods in ([spec], {{"a": [spec], "b": [spec]}}):
     info = read_program(pack_program(None, methods))

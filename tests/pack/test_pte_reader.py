@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from torch_tensorrt_executorch_runtime._pte_reader import (
+from torch_tensorrt_executorch_runtime.pte import (
     DEVICE_PLANNED,
     HOST,
     PteFormatError,
@@ -198,7 +198,7 @@ sys.modules["torch"] = None  # any import of torch now fails
 sys.path.insert(0, {str(HERE)!r})
 import conftest  # the package without plugin activation, when there is no plugin
 before = set(sys.modules)
-from torch_tensorrt_executorch_runtime._pte_reader import read_program
+from torch_tensorrt_executorch_runtime.pte import read_program
 info = read_program({str(path)!r})
 assert info.method_names == ("extra", "forward"), info.method_names
 loaded = set(sys.modules) - before

@@ -30,6 +30,14 @@ def test_help():
         assert command in result.stdout
 
 
+def test_cli_package_runs_as_a_module():
+    result = subprocess.run(
+        [sys.executable, "-m", "torch_tensorrt_executorch_runtime.cli", "--help"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "inspect" in result.stdout
+
+
 def test_usage_error_exits_2():
     assert cli("frobnicate").returncode == 2
 

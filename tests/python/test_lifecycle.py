@@ -25,19 +25,17 @@ def test_upstream_names(tte):
 def test_version_matches_versions_json(tte):
     versions = json.loads((ROOT / "versions.json").read_text())
     assert tte.__version__ == versions["project"]
-    from torch_tensorrt_executorch_runtime import _library
+    from torch_tensorrt_executorch_runtime import _native
 
-    lib = _library.load_plugin()
-    assert lib.tte_version().decode() == versions["project"]
-    assert lib.tte_executorch_version().decode() == versions["executorch"]
+    assert _native.version() == versions["project"]
+    assert _native.executorch_version() == versions["executorch"]
 
 
 def test_plugin_owns_the_registration(tte):
-    from torch_tensorrt_executorch_runtime import _library
+    from torch_tensorrt_executorch_runtime import _native
 
-    lib = _library.load_plugin()
-    assert lib.tte_owns_backend_registration() == 1
-    assert Path(lib.tte_registration_owner_path().decode()).resolve() == Path(lib.tte_library_path().decode()).resolve()
+    assert _native.owns_registration()
+    assert Path(_native.registration_owner()).resolve() == Path(_native.library_path()).resolve()
 
 
 def test_cuda_device_count_is_an_int(tte):
@@ -45,9 +43,9 @@ def test_cuda_device_count_is_an_int(tte):
 
 
 def test_log_level_switch(tte, monkeypatch):
-    from torch_tensorrt_executorch_runtime import _library
+    from torch_tensorrt_executorch_runtime._native import library
 
-    lib = _library.load_plugin()
+    lib = library.load_plugin()
     before = tte.get_log_level()
     try:
         tte.set_log_level("debug")
@@ -64,8 +62,8 @@ def test_log_level_from_environment(run_python):
     result = run_python(
         """
         import torch_tensorrt_executorch_runtime as tte
-        from torch_tensorrt_executorch_runtime import _library
-        print(tte.get_log_level(), _library.load_plugin().tte_get_log_level())
+        from torch_tensorrt_executorch_runtime._native import library
+        print(tte.get_log_level(), library.load_plugin().tte_get_log_level())
         """,
         env={"TORCH_TENSORRT_EXECUTORCH_LOG_LEVEL": "info"},
     )
@@ -163,9 +161,9 @@ def test_import_failure_is_an_import_error(run_python, tmp_path):
 
 def test_registration_taken_by_another_library(run_python, tmp_path):
     """A second copy of the plugin cannot own the name: importing says which library does."""
-    from torch_tensorrt_executorch_runtime import _library
+    from torch_tensorrt_executorch_runtime import _native
 
-    original = _library.load_plugin().tte_library_path().decode()
+    original = _native.library_path()
     copy = tmp_path / "libexecutorch_backend_tensorrt_copy.so"
     copy.write_bytes(Path(original).read_bytes())
     result = run_python(

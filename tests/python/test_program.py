@@ -205,8 +205,8 @@ def test_runtime_load_is_the_same_program(tte, host_provider, programs):
 
 
 def test_dlpack_stream_argument():
-    from torch_tensorrt_executorch_runtime.program import _producer_stream
+    from torch_tensorrt_executorch_runtime._native.dlpack import producer_stream
 
-    assert _producer_stream(None) == -1  # no known stream: the producer does not synchronize
-    assert _producer_stream(0) == 1  # the legacy default stream, as DLPack spells it
-    assert _producer_stream(0x7F00) == 0x7F00
+    assert producer_stream(None) == -1  # no known stream: the producer does not synchronize
+    assert producer_stream(0) == 1  # the legacy default stream, as DLPack spells it
+    assert producer_stream(0x7F00) == 0x7F00

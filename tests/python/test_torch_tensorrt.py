@@ -1,6 +1,6 @@
 """Beside the torch-tensorrt 2.14 wheel: `torch_tensorrt.load(path, format="executorch")` reaches us.
 
-Opt-in (TTE_SLOW_TESTS=1, or scripts/check-wheel.sh): downloads torch-tensorrt
+Opt-in (TTE_SLOW_TESTS=1, or scripts/ci/check-wheel.sh): downloads torch-tensorrt
 2.14.0 (4 MB) and installs it with --no-deps into a scratch folder, the way
 the README says to install both (its [executorch] extra asks for
 executorch<1.5). Without TensorRT's libraries torch_tensorrt itself cannot be
@@ -79,7 +79,7 @@ print(program.forward(torch.zeros(2, 3))[0].tolist())
 def test_no_file_collides_with_ours(torch_tensorrt_site):
     wheel = os.environ.get("TTE_WHEEL")
     if not wheel:
-        pytest.skip("TTE_WHEEL is not set (scripts/check-wheel.sh sets it)")
+        pytest.skip("TTE_WHEEL is not set (scripts/ci/check-wheel.sh sets it)")
     with zipfile.ZipFile(wheel) as ours:
         our_tops = {name.split("/")[0] for name in ours.namelist()}
     their_tops = {p.name for p in torch_tensorrt_site.iterdir()}

@@ -1,7 +1,7 @@
 """The wheel as users get it: tag, size, contents, RUNPATH, auditwheel, a fresh venv.
 
 Opt-in (it needs a built wheel, and the fresh venv downloads the wheel's
-dependencies): run scripts/check-wheel.sh, which builds one and sets
+dependencies): run scripts/ci/check-wheel.sh, which builds one and sets
 TTE_WHEEL. TTE_WHEEL_SKIP_VENV=1 leaves out the fresh-venv check.
 """
 
@@ -20,7 +20,7 @@ import pytest
 
 WHEEL = os.environ.get("TTE_WHEEL")
 if not WHEEL:
-    pytest.skip("TTE_WHEEL is not set: scripts/check-wheel.sh builds the wheel and runs these checks", allow_module_level=True)
+    pytest.skip("TTE_WHEEL is not set: scripts/ci/check-wheel.sh builds the wheel and runs these checks", allow_module_level=True)
 WHEEL_PATH = Path(WHEEL)
 PACKAGE = "torch_tensorrt_executorch_runtime"
 TAG = "py3-none-manylinux_2_28_x86_64"
@@ -66,11 +66,12 @@ def test_contents(names):
     expected = [
         f"{PACKAGE}/__init__.py",
         f"{PACKAGE}/__main__.py",
-        f"{PACKAGE}/cli.py",
-        f"{PACKAGE}/program.py",
+        f"{PACKAGE}/cli/__init__.py",
+        f"{PACKAGE}/program/__init__.py",
         f"{PACKAGE}/runtime.py",
-        f"{PACKAGE}/pack.py",
-        f"{PACKAGE}/_pte_reader.py",
+        f"{PACKAGE}/pack/__init__.py",
+        f"{PACKAGE}/pte/reader.py",
+        f"{PACKAGE}/_native/__init__.py",
         f"{PACKAGE}/providers/__init__.py",
         f"{PACKAGE}/providers/tensorrt_python.py",
         f"{PACKAGE}/_generated/__init__.py",
@@ -191,8 +192,8 @@ def test_relocated_install_finds_executorch_through_python(tmp_path):
             sys.executable,
             "-c",
             "import torch_tensorrt_executorch_runtime as t, executorch.runtime as r;"
-            "from torch_tensorrt_executorch_runtime import _library;"
-            "print(_library.plugin_path()); print('TensorRTBackend' in r.Runtime.get().backend_registry.registered_backend_names)",
+            "from torch_tensorrt_executorch_runtime import _native;"
+            "print(_native.plugin_path()); print('TensorRTBackend' in r.Runtime.get().backend_registry.registered_backend_names)",
         ],
         capture_output=True,
         text=True,

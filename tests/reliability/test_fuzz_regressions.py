@@ -50,12 +50,12 @@ def _fuzz_module():
 
 @pytest.mark.parametrize("case", READER_CASES, ids=[p.stem for p in READER_CASES])
 def test_pte_reader_regression(case: Path):
-    from torch_tensorrt_executorch_runtime import _pte_reader
+    from torch_tensorrt_executorch_runtime import pte
 
     data = case.read_bytes()
-    _fuzz_module().check_one(_pte_reader, data)
-    with pytest.raises(_pte_reader.PteFormatError) as raised:
-        _pte_reader.read_program(data)
+    _fuzz_module().check_one(pte, data)
+    with pytest.raises(pte.PteFormatError) as raised:
+        pte.read_program(data)
     assert str(raised.value).isprintable()
 
 

@@ -100,13 +100,13 @@ def test_hostile_blob_in_a_real_program(tte, host_provider, assert_usable, case)
 
 
 def test_blob_describe_refuses_hostile_sizes_through_the_c_api(tte):
-    from torch_tensorrt_executorch_runtime import _c_api, _library
+    from torch_tensorrt_executorch_runtime._native import abi, library
 
-    lib = _library.loaded_plugin()
+    lib = library.load_plugin()
     for name in ("engine-size-near-2-64", "engine-offset-overflow", "metadata-size-near-2-32"):
         raw = HOSTILE_BLOBS[name][0]
         out = ctypes.c_void_p()
-        error = _c_api.TteError()
+        error = abi.TteError()
         status = lib.tte_blob_describe_json(raw, len(raw), ctypes.byref(out), ctypes.byref(error))
         assert status != 0, name
         assert error.text(), name
@@ -192,11 +192,11 @@ def test_zero_size_tensors(tte, host_provider, packed, assert_usable):
 
 
 def test_c_api_refuses_garbage_buffers(tte):
-    from torch_tensorrt_executorch_runtime import _c_api, _library
+    from torch_tensorrt_executorch_runtime._native import abi, library
 
-    lib = _library.loaded_plugin()
+    lib = library.load_plugin()
     for data in (b"", b"\x00" * 8, b"\x20\x00\x00\x00ET12" + b"\xff" * 64, bytes(range(256)) * 4):
         handle = ctypes.c_void_p()
-        error = _c_api.TteError()
+        error = abi.TteError()
         status = lib.tte_program_open_buffer(data, len(data), None, ctypes.byref(handle), ctypes.byref(error))
         assert status != 0 and handle.value is None and error.text()

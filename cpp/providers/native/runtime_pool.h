@@ -10,9 +10,9 @@
 #include <memory>
 #include <mutex>
 
-#include "native/status.h"
+#include "common/status.h"
 #include "native/tensorrt_logger.h"
-#include "native_tensorrt_provider.h"
+#include "native/native_tensorrt_provider.h"
 
 namespace tte::native {
 

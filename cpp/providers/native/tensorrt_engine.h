@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "native/runtime_pool.h"
-#include "native/status.h"
-#include "native_tensorrt_provider.h"
+#include "common/status.h"
+#include "native/native_tensorrt_provider.h"
 
 namespace tte::native {
 

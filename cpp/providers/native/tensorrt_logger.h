@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "native_tensorrt_provider.h"
+#include "native/native_tensorrt_provider.h"
 
 namespace tte::native {
 

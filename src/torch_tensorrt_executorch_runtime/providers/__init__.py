@@ -38,65 +38,28 @@ pointers for `memory="host"`. `plan` is a memoryview valid only during
 `deserialize`. Raising from any method fails that call with the exception's
 message (`NotAcceptedError` passes the plan on to the next provider).
 Registering affects later loads only.
+
+The protocol's types live in `types`; `adapter` puts a Python provider in
+the terms of the provider C ABI, which the binding (`_native`) serves.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+import logging
+import os
+from pathlib import Path
 
+from .. import _native
 from ..errors import NotAcceptedError
+from .adapter import ProviderAdapter
+from .types import Engine, EngineLoadOptions, EngineProvider, IoTensor
+
+logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
 
-@dataclasses.dataclass(frozen=True)
-class IoTensor:
-    """One I/O tensor of an engine, in the engine's own order."""
-
-    name: str
-    is_input: bool
-    dtype: str | int  # an ExecuTorch ScalarType name ("float32") or value
-    rank: int
-    # For an output the engine writes into one of its inputs in place
-    # (TensorRT KV-cache update): that input's name.
-    aliased_input: str | None = None
-    is_shape_tensor: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class EngineLoadOptions:
-    """What the backend passes to `deserialize` besides the plan."""
-
-    device_id: int
-    weight_streaming_budget: int | None = None
-
-
-@runtime_checkable
-class Engine(Protocol):
-    io_tensors: Sequence[IoTensor]
-    num_profiles: int
-
-    def profile_shape(self, profile: int, name: str) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
-        """(min, opt, max) dims of input `name` in optimization profile `profile`."""
-
-    def set_input_shape(self, name: str, shape: tuple[int, ...]) -> None: ...
-
-    def get_output_shape(self, name: str) -> Sequence[int]:
-        """After all input shapes are set."""
-
-    def set_tensor_address(self, name: str, address: int) -> None: ...
-
-    def enqueue(self, stream: int | None) -> None:
-        """Launch the engine on `stream` (a cudaStream_t as int; None for host providers)."""
-
-    # Optional: select_profile(profile: int, stream: int | None) -> None and
-    # close() -> None (called when the backend destroys the engine).
-
-
-@runtime_checkable
-class EngineProvider(Protocol):
-    def deserialize(self, plan: memoryview, device_id: int, options: EngineLoadOptions) -> Engine | None:
-        """Return an engine, or None / raise NotAcceptedError for a plan in another format."""
+def _check_choice(what: str, value: str, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {', '.join(choices)}, got '{value}'")
 
 
 def register_provider(
@@ -115,30 +78,33 @@ def register_provider(
     into a CUDA graph. kind: "python" puts it with the Python TensorRT
     provider in the selection order, "other" (default) after it.
     """
-    from . import _bridge
+    _check_choice("memory", memory, _native.MEMORY_KINDS)
+    _check_choice("kind", kind, _native.PROVIDER_KINDS)
+    adapter = ProviderAdapter(provider, name=name, memory=memory, capturable=capturable, kind=kind)
+    _native.register_provider(adapter)
+    logger.debug("registered Python provider '%s' (%s memory, %s)", name, memory, kind)
+    return name
 
-    return _bridge.register(provider, name=name, memory=memory, capturable=capturable, kind=kind)
 
-
-def register_provider_library(path, *, kind: str = "other") -> list[str]:
+def register_provider_library(path: str | os.PathLike, *, kind: str = "other") -> list[str]:
     """Load a provider library (exports `tte_engine_provider_entry`); returns the names it added."""
-    from . import _bridge
-
-    return _bridge.register_library(path, kind=kind)
+    _check_choice("kind", kind, _native.PROVIDER_KINDS)
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"provider library not found: {path}")
+    before = set(_native.provider_names())
+    _native.load_provider_library(path.resolve(), kind)
+    return [name for name in _native.provider_names() if name not in before]
 
 
 def unregister_provider(name: str) -> None:
     """Remove a provider; engines it already made keep working until destroyed."""
-    from . import _bridge
-
-    _bridge.unregister(name)
+    _native.unregister_provider(name)
 
 
 def providers() -> list[str]:
     """Registered provider names, in selection order."""
-    from . import _bridge
-
-    return _bridge.names()
+    return _native.provider_names()
 
 
 __all__ = [

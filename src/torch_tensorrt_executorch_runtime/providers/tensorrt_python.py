@@ -32,6 +32,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 
+from .. import _dtypes, _native
 from ..errors import (
     ExecutionError,
     InvalidArgumentError,
@@ -40,7 +41,8 @@ from ..errors import (
     NotAcceptedError,
     NotSupportedError,
 )
-from . import EngineLoadOptions, IoTensor
+from ..testing import MAGIC as TEST_ENGINE_MAGIC
+from .types import EngineLoadOptions, IoTensor
 
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
@@ -57,20 +59,6 @@ PIP_PACKAGES = {
 # Version-compatible engines embed their own lean runtime, which these
 # runtimes must be allowed to run.
 HOST_CODE_MODULES = ("tensorrt_lean", "tensorrt_dispatch")
-TEST_ENGINE_MAGIC = b"TTE-TEST-ENGINE\n"
-
-# TensorRT DataType name -> ExecuTorch ScalarType name.
-DTYPES = {
-    "FLOAT": "float32",
-    "HALF": "float16",
-    "BF16": "bfloat16",
-    "INT8": "int8",
-    "UINT8": "uint8",
-    "INT32": "int32",
-    "INT64": "int64",
-    "BOOL": "bool",
-    "FP8": "float8_e4m3fn",
-}
 
 INSTALL_HINT = (
     "no TensorRT Python runtime is installed: pip install 'torch-tensorrt-executorch-runtime[tensorrt]' "
@@ -185,9 +173,7 @@ class TensorRTProvider:
     def _cuda_devices(self) -> int:
         if self._device_count is not None:
             return int(self._device_count())
-        from .. import _library
-
-        return int(_library.load_plugin().tte_cuda_device_count())
+        return _native.cuda_device_count()
 
     def _import(self) -> list[tuple[str, object]]:
         names = configured_modules(self._requested)
@@ -300,10 +286,11 @@ class TensorRTEngine:
             name = engine.get_tensor_name(index)
             is_input = engine.get_tensor_mode(name) == trt.TensorIOMode.INPUT
             dtype_name = getattr(engine.get_tensor_dtype(name), "name", str(engine.get_tensor_dtype(name)))
-            if dtype_name not in DTYPES:
+            dtype = _dtypes.from_tensorrt(dtype_name)
+            if dtype is None:
                 raise NotSupportedError(
                     f"tensor '{name}' has TensorRT dtype {dtype_name}, which ExecuTorch cannot hold "
-                    f"(supported: {', '.join(DTYPES)})"
+                    f"(supported: {', '.join(_dtypes.tensorrt_names())})"
                 )
             aliased = None
             if not is_input and aliased_of is not None:
@@ -313,7 +300,7 @@ class TensorRTEngine:
                 IoTensor(
                     name=name,
                     is_input=is_input,
-                    dtype=DTYPES[dtype_name],
+                    dtype=dtype,
                     rank=len(engine.get_tensor_shape(name)),
                     aliased_input=aliased,
                     is_shape_tensor=bool(shape_io(name)) if shape_io is not None else False,
@@ -356,19 +343,12 @@ class TensorRTEngine:
         self._engine = None
 
 
-_registered: TensorRTProvider | None = None
-
-
 def register(modules: Sequence[str] | None = None) -> str:
     """Register the Python TensorRT provider (once) and return its name."""
-    global _registered
     from . import providers, register_provider
 
-    if PROVIDER_NAME in providers():
-        return PROVIDER_NAME
-    provider = TensorRTProvider(modules)
-    register_provider(provider, name=PROVIDER_NAME, memory="device", capturable=True, kind="python")
-    _registered = provider
+    if PROVIDER_NAME not in providers():
+        register_provider(TensorRTProvider(modules), name=PROVIDER_NAME, memory="device", capturable=True, kind="python")
     return PROVIDER_NAME
 
 

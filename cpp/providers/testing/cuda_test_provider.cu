@@ -1,0 +1,348 @@
+// Providers "test-cuda" and "test-cuda-nocapture": run test-engine plans
+// (docs/test-engine-format.md) as real CUDA work on device memory. enqueue
+// only launches stream-ordered work on the given stream: no allocation, no
+// synchronization, so it can be captured into a CUDA graph. The second
+// provider is the same with enqueue_capturable = 0, for the graph fallback.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+#include "testing/test_engine.h"
+#include "testing/test_engine_format.h"
+#include "testing/test_provider_api.h"
+
+namespace tte::test_engine {
+namespace {
+
+constexpr const char* kCapturableName = "test-cuda";
+constexpr const char* kUncapturableName = "test-cuda-nocapture";
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 32768;  // the kernels stride over the rest
+
+// Elementwise arithmetic in the tensor's dtype; half types through float,
+// integers wrapping (the host provider computes the same values).
+template <typename T>
+struct Arith {
+  __device__ static T add(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    } else {
+      return a + b;
+    }
+  }
+  __device__ static T one() { return T(1); }
+};
+
+template <>
+struct Arith<__half> {
+  __device__ static __half add(__half a, __half b) { return __float2half_rn(__half2float(a) + __half2float(b)); }
+  __device__ static __half one() { return __float2half_rn(1.0f); }
+};
+
+template <>
+struct Arith<__nv_bfloat16> {
+  __device__ static __nv_bfloat16 add(__nv_bfloat16 a, __nv_bfloat16 b) {
+    return __float2bfloat16_rn(__bfloat162float(a) + __bfloat162float(b));
+  }
+  __device__ static __nv_bfloat16 one() { return __float2bfloat16_rn(1.0f); }
+};
+
+__device__ inline int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline int64_t stride() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
+
+template <typename T>
+__global__ void add_one_kernel(const T* x, T* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += stride()) y[i] = Arith<T>::add(x[i], Arith<T>::one());
+}
+
+template <typename T>
+__global__ void add_kernel(const T* a, const T* b, T* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += stride()) y[i] = Arith<T>::add(a[i], b[i]);
+}
+
+// cache += x in place; y (optional) = the updated cache.
+template <typename T>
+__global__ void kv_update_kernel(T* cache, const T* x, T* y, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += stride()) {
+    T updated = Arith<T>::add(cache[i], x[i]);
+    cache[i] = updated;
+    if (y != nullptr) y[i] = updated;
+  }
+}
+
+__global__ void null_kernel() {}
+
+__device__ inline uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Holds the stream for `ns` nanoseconds (plan key spin_us).
+__global__ void spin_kernel(uint64_t ns) {
+  uint64_t start = global_timer_ns();
+  while (global_timer_ns() - start < ns) __nanosleep(1000);
+}
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+// Calls `f(Tag<T>{})` for the device type of an arithmetic ScalarType.
+template <typename F>
+bool visit_arithmetic(int32_t scalar_type, F&& f) {
+  switch (scalar_type) {
+    case kByte: f(Tag<uint8_t>{}); return true;
+    case kChar: f(Tag<int8_t>{}); return true;
+    case kShort: f(Tag<int16_t>{}); return true;
+    case kInt: f(Tag<int32_t>{}); return true;
+    case kLong: f(Tag<int64_t>{}); return true;
+    case kHalf: f(Tag<__half>{}); return true;
+    case kFloat: f(Tag<float>{}); return true;
+    case kDouble: f(Tag<double>{}); return true;
+    case kBFloat16: f(Tag<__nv_bfloat16>{}); return true;
+    default: return false;
+  }
+}
+
+unsigned blocks_for(int64_t n) {
+  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks));
+}
+
+std::string cuda_message(const char* call, cudaError_t status) {
+  return std::string(call) + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
+}
+
+class CudaEngine : public Engine {
+ public:
+  CudaEngine(Plan plan, const char* provider, int device, bool pageable_ok)
+      : Engine(std::move(plan)), provider_(provider), device_(device), pageable_ok_(pageable_ok) {}
+
+  int device() const { return device_; }
+
+ protected:
+  TteStatus check_address(int32_t index, void* address, TteError* error) override {
+    const TensorSpec& spec = plan().tensors[index];
+    std::string what = "set_tensor_address: '" + spec.name + "' (index " + std::to_string(index) + ")";
+    cudaPointerAttributes attributes{};
+    cudaError_t status = cudaPointerGetAttributes(&attributes, address);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT, what + ": " + cuda_message("cudaPointerGetAttributes", status));
+    }
+    if (attributes.type == cudaMemoryTypeUnregistered && !pageable_ok_) {
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                       what + " is pageable host memory; provider " + provider_ +
+                           " needs device memory (or pinned or managed memory): stage host tensors");
+    }
+    if (attributes.type == cudaMemoryTypeDevice && attributes.device != device_) {
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                       what + " is memory of device " + std::to_string(attributes.device) +
+                           ", but the engine runs on device " + std::to_string(device_));
+    }
+    return TTE_OK;
+  }
+
+ private:
+  const char* provider_;
+  int device_;
+  // Integrated GPUs that read pageable host memory take host pointers as they are.
+  bool pageable_ok_;
+};
+
+// The kernels a plan launches, so they are loaded at deserialize (CUDA loads
+// modules lazily) and not during a stream capture.
+TteStatus preload_kernels(const Plan& plan, TteError* error) {
+  const void* kernels[3] = {reinterpret_cast<const void*>(null_kernel), nullptr,
+                            plan.spin_us > 0 ? reinterpret_cast<const void*>(spin_kernel) : nullptr};
+  if (plan.op != Op::kNull && plan.op != Op::kIdentity) {
+    visit_arithmetic(plan.tensors[plan.inputs[0]].dtype->scalar_type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      switch (plan.op) {
+        case Op::kAddOne: kernels[1] = reinterpret_cast<const void*>(add_one_kernel<T>); break;
+        case Op::kAdd: kernels[1] = reinterpret_cast<const void*>(add_kernel<T>); break;
+        case Op::kKvUpdate: kernels[1] = reinterpret_cast<const void*>(kv_update_kernel<T>); break;
+        default: break;
+      }
+    });
+  }
+  for (const void* kernel : kernels) {
+    if (kernel == nullptr) continue;
+    cudaFuncAttributes attributes{};
+    cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return set_error(error, TTE_ERROR_RUNTIME,
+                       "deserialize: loading the test kernels failed (built for sm_75 and sm_90 with PTX): " +
+                           cuda_message("cudaFuncGetAttributes", status));
+    }
+  }
+  return TTE_OK;
+}
+
+TteStatus cuda_deserialize(void* user_data, const void* plan, uint64_t plan_size, const TteEngineLoadOptions* options,
+                           TteEngine** out_engine, TteError* error) {
+  const char* provider = static_cast<const char*>(user_data);
+  return guarded(error, [&]() -> TteStatus {
+    if (out_engine == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "deserialize: out_engine is NULL");
+    *out_engine = nullptr;
+    Plan parsed;
+    if (TteStatus s = parse_for_deserialize(provider, plan, plan_size, &parsed, error)) return s;
+
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      std::string cause = status != cudaSuccess ? cuda_message("cudaGetDeviceCount", status) : "cudaGetDeviceCount: 0";
+      return set_error(error, TTE_ERROR_NO_DEVICE,
+                       std::string("no CUDA device: provider ") + provider + " needs an NVIDIA GPU (" + cause + ")");
+    }
+    LoadOptions load = read_load_options(options);
+    if (load.device_id < 0 || load.device_id >= count) {
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                       "deserialize: device_id " + std::to_string(load.device_id) + " is out of range; this machine has " +
+                           std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s"));
+    }
+    int current = -1;
+    status = cudaGetDevice(&current);
+    if (status != cudaSuccess) return set_error(error, TTE_ERROR_RUNTIME, cuda_message("cudaGetDevice", status));
+    if (current != load.device_id) {
+      return set_error(error, TTE_ERROR_INVALID_STATE,
+                       "deserialize: the engine's device " + std::to_string(load.device_id) +
+                           " is not current (device " + std::to_string(current) +
+                           " is); make it current before deserialize");
+    }
+    if (!parsed.fail_deserialize.empty()) return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
+    if (TteStatus s = preload_kernels(parsed, error)) return s;
+
+    int integrated = 0;
+    int pageable = 0;
+    cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, current);
+    cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, current);
+    cudaGetLastError();
+    auto* engine = new CudaEngine(std::move(parsed), provider, current, integrated != 0 && pageable != 0);
+    *out_engine = to_handle(engine);
+    record_deserialize(load);
+    return TTE_OK;
+  });
+}
+
+TteStatus launch(const CudaEngine& engine, cudaStream_t stream, TteError* error) {
+  const Plan& plan = engine.plan();
+  const std::vector<int32_t>& in = plan.inputs;
+  const std::vector<int32_t>& out = plan.outputs;
+  if (plan.spin_us > 0) spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(plan.spin_us) * 1000);
+  switch (plan.op) {
+    case Op::kNull:
+      null_kernel<<<1, 1, 0, stream>>>();
+      break;
+    case Op::kIdentity:
+      for (size_t k = 0; k < in.size(); ++k) {
+        size_t bytes = static_cast<size_t>(engine.numel(out[k])) * plan.tensors[out[k]].dtype->element_size;
+        if (bytes == 0 || engine.bound(out[k]) == engine.bound(in[k])) continue;
+        cudaError_t status =
+            cudaMemcpyAsync(engine.bound(out[k]), engine.bound(in[k]), bytes, cudaMemcpyDefault, stream);
+        if (status != cudaSuccess) {
+          cudaGetLastError();
+          return set_error(error, TTE_ERROR_RUNTIME, "enqueue: " + cuda_message("cudaMemcpyAsync", status));
+        }
+      }
+      break;
+    case Op::kAddOne:
+    case Op::kAdd:
+    case Op::kKvUpdate:
+      visit_arithmetic(plan.tensors[in[0]].dtype->scalar_type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto ptr = [&](int32_t index) { return static_cast<T*>(engine.bound(index)); };
+        if (plan.op == Op::kAddOne) {
+          int64_t n = engine.numel(out[0]);
+          if (n > 0) add_one_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(out[0]), n);
+        } else if (plan.op == Op::kAdd) {
+          int64_t n = engine.numel(out[0]);
+          if (n > 0) add_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(in[1]), ptr(out[0]), n);
+        } else {
+          int64_t n = engine.numel(in[0]);
+          T* y = out.size() > 1 ? ptr(out[1]) : nullptr;
+          if (n > 0) kv_update_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(in[1]), y, n);
+        }
+      });
+      break;
+  }
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) {
+    return set_error(error, TTE_ERROR_RUNTIME, std::string("enqueue: launching op '") + op_name(plan.op) +
+                                                   "' failed: " + cuda_message("kernel launch", status));
+  }
+  return TTE_OK;
+}
+
+TteStatus cuda_enqueue(TteEngine* handle, void* stream, TteError* error) {
+  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  return guarded(error, [&]() -> TteStatus {
+    auto* engine = static_cast<CudaEngine*>(from_handle(handle));
+    if (TteStatus s = engine->prepare_enqueue(error)) return s;
+    int current = -1;
+    cudaError_t status = cudaGetDevice(&current);
+    if (status != cudaSuccess) return set_error(error, TTE_ERROR_RUNTIME, cuda_message("cudaGetDevice", status));
+    if (current != engine->device()) {
+      return set_error(error, TTE_ERROR_INVALID_STATE,
+                       "enqueue: the engine runs on device " + std::to_string(engine->device()) + " but device " +
+                           std::to_string(current) + " is current");
+    }
+    if (TteStatus s = launch(*engine, static_cast<cudaStream_t>(stream), error)) return s;
+    record_enqueue(stream);
+    return TTE_OK;
+  });
+}
+
+TteEngineProvider make_provider(const char* name, int32_t capturable) {
+  TteEngineProvider p{};
+  set_common_functions(&p);
+  p.name = name;
+  p.memory_kind = TTE_MEMORY_DEVICE;
+  p.enqueue_capturable = capturable;
+  // deserialize names its provider in messages.
+  p.user_data = const_cast<char*>(name);
+  p.deserialize = cuda_deserialize;
+  p.enqueue = cuda_enqueue;
+  return p;
+}
+
+const TteEngineProvider& capturable_provider() {
+  static const TteEngineProvider provider = make_provider(kCapturableName, 1);
+  return provider;
+}
+
+const TteEngineProvider& uncapturable_provider() {
+  static const TteEngineProvider provider = make_provider(kUncapturableName, 0);
+  return provider;
+}
+
+}  // namespace
+}  // namespace tte::test_engine
+
+extern "C" {
+
+TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_version) {
+  if (abi_version != TTE_ENGINE_PROVIDER_ABI_VERSION) return nullptr;
+  return &tte::test_engine::capturable_provider();
+}
+
+TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_test_cuda_provider_uncapturable(void) {
+  return &tte::test_engine::uncapturable_provider();
+}
+
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {
+  tte::test_engine::read_stats(out);
+}
+
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) { tte::test_engine::reset_stats(); }
+
+}  // extern "C"

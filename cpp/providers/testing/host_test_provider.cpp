@@ -1,0 +1,233 @@
+// Provider "test-host": runs test-engine plans (docs/test-engine-format.md)
+// on host memory, so the backend is testable on machines without a GPU. The
+// backend stages device tensors through host buffers and passes a NULL stream.
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <type_traits>
+
+#include "testing/test_engine.h"
+#include "testing/test_engine_format.h"
+#include "testing/test_provider_api.h"
+
+namespace tte::test_engine {
+namespace {
+
+constexpr const char* kProviderName = "test-host";
+
+float float_from_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+uint32_t bits_of(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+// IEEE binary16 and bfloat16 as bits; arithmetic goes through float and
+// rounds to nearest even, as CUDA's __float2half_rn and __float2bfloat16_rn.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+float to_float(Half h) {
+  uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000) << 16;
+  uint32_t exponent = (h.bits >> 10) & 0x1F;
+  uint32_t mantissa = h.bits & 0x3FF;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
+    float magnitude = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return float_from_bits(sign | 0x7F800000u | (mantissa << 13));
+  return float_from_bits(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+Half to_half(float f) {
+  uint32_t bits = bits_of(f);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t magnitude = bits & 0x7FFFFFFF;
+  if (magnitude >= 0x7F800000u) {  // inf or NaN
+    return {static_cast<uint16_t>(sign | (magnitude > 0x7F800000u ? 0x7E00 : 0x7C00))};
+  }
+  if (magnitude >= 0x477FF000u) return {static_cast<uint16_t>(sign | 0x7C00)};  // rounds to >= 65520
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: a subnormal half, round(|f| * 2^24); 1024 is the smallest
+    // normal, encoded the same way.
+    float scaled = float_from_bits(magnitude) * 16777216.0f;
+    uint32_t m = static_cast<uint32_t>(scaled);
+    float rest = scaled - static_cast<float>(m);
+    if (rest > 0.5f || (rest == 0.5f && (m & 1))) ++m;
+    return {static_cast<uint16_t>(sign | m)};
+  }
+  uint32_t h = (magnitude >> 13) - ((127 - 15) << 10);
+  uint32_t dropped = magnitude & 0x1FFF;
+  if (dropped > 0x1000 || (dropped == 0x1000 && (h & 1))) ++h;
+  return {static_cast<uint16_t>(sign | h)};
+}
+
+float to_float(BFloat16 b) { return float_from_bits(static_cast<uint32_t>(b.bits) << 16); }
+
+BFloat16 to_bfloat16(float f) {
+  uint32_t bits = bits_of(f);
+  if ((bits & 0x7FFFFFFF) > 0x7F800000u) return {static_cast<uint16_t>((bits >> 16) | 0x40)};  // quiet NaN
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return {static_cast<uint16_t>(bits >> 16)};
+}
+
+template <typename T>
+T add(T a, T b) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return to_half(to_float(a) + to_float(b));
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return to_bfloat16(to_float(a) + to_float(b));
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;  // integers wrap, as on the GPU
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+T one() {
+  if constexpr (std::is_same_v<T, Half>) {
+    return to_half(1.0f);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return to_bfloat16(1.0f);
+  } else {
+    return T{1};
+  }
+}
+
+template <typename T>
+void run_arithmetic(const Engine& engine) {
+  const Plan& plan = engine.plan();
+  const std::vector<int32_t>& in = plan.inputs;
+  const std::vector<int32_t>& out = plan.outputs;
+  auto ptr = [&](int32_t index) { return static_cast<T*>(engine.bound(index)); };
+  switch (plan.op) {
+    case Op::kAddOne: {
+      const T* x = ptr(in[0]);
+      T* y = ptr(out[0]);
+      for (int64_t i = 0, n = engine.numel(out[0]); i < n; ++i) y[i] = add(x[i], one<T>());
+      break;
+    }
+    case Op::kAdd: {
+      const T* a = ptr(in[0]);
+      const T* b = ptr(in[1]);
+      T* y = ptr(out[0]);
+      for (int64_t i = 0, n = engine.numel(out[0]); i < n; ++i) y[i] = add(a[i], b[i]);
+      break;
+    }
+    case Op::kKvUpdate: {
+      T* cache = ptr(in[0]);
+      const T* x = ptr(in[1]);
+      T* y = out.size() > 1 ? ptr(out[1]) : nullptr;
+      for (int64_t i = 0, n = engine.numel(in[0]); i < n; ++i) {
+        cache[i] = add(cache[i], x[i]);
+        if (y != nullptr) y[i] = cache[i];
+      }
+      break;
+    }
+    case Op::kIdentity:
+    case Op::kNull:
+      break;
+  }
+}
+
+void run(const Engine& engine) {
+  const Plan& plan = engine.plan();
+  if (plan.op == Op::kNull) return;
+  if (plan.op == Op::kIdentity) {
+    for (size_t k = 0; k < plan.inputs.size(); ++k) {
+      int32_t in = plan.inputs[k];
+      int32_t out = plan.outputs[k];
+      size_t bytes = static_cast<size_t>(engine.numel(out)) * plan.tensors[out].dtype->element_size;
+      if (bytes > 0 && engine.bound(out) != engine.bound(in)) {
+        std::memmove(engine.bound(out), engine.bound(in), bytes);
+      }
+    }
+    return;
+  }
+  switch (plan.tensors[plan.inputs[0]].dtype->scalar_type) {
+    case kByte: return run_arithmetic<uint8_t>(engine);
+    case kChar: return run_arithmetic<int8_t>(engine);
+    case kShort: return run_arithmetic<int16_t>(engine);
+    case kInt: return run_arithmetic<int32_t>(engine);
+    case kLong: return run_arithmetic<int64_t>(engine);
+    case kHalf: return run_arithmetic<Half>(engine);
+    case kFloat: return run_arithmetic<float>(engine);
+    case kDouble: return run_arithmetic<double>(engine);
+    case kBFloat16: return run_arithmetic<BFloat16>(engine);
+    default: return;  // bool: the format allows it only for identity and null
+  }
+}
+
+TteStatus host_deserialize(void* /*user_data*/, const void* plan, uint64_t plan_size,
+                           const TteEngineLoadOptions* options, TteEngine** out_engine, TteError* error) {
+  return guarded(error, [&]() -> TteStatus {
+    if (out_engine == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "deserialize: out_engine is NULL");
+    *out_engine = nullptr;
+    Plan parsed;
+    if (TteStatus s = parse_for_deserialize(kProviderName, plan, plan_size, &parsed, error)) return s;
+    if (!parsed.fail_deserialize.empty()) return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
+    LoadOptions load = read_load_options(options);
+    *out_engine = to_handle(new Engine(std::move(parsed)));
+    record_deserialize(load);
+    return TTE_OK;
+  });
+}
+
+TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
+  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  return guarded(error, [&]() -> TteStatus {
+    if (stream != nullptr) {
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                       "enqueue: provider test-host works on host memory and takes a NULL stream");
+    }
+    Engine* engine = from_handle(handle);
+    if (TteStatus s = engine->prepare_enqueue(error)) return s;
+    if (engine->plan().spin_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(engine->plan().spin_us));
+    run(*engine);
+    record_enqueue(stream);
+    return TTE_OK;
+  });
+}
+
+const TteEngineProvider& host_provider() {
+  static const TteEngineProvider provider = [] {
+    TteEngineProvider p{};
+    set_common_functions(&p);
+    p.name = kProviderName;
+    p.memory_kind = TTE_MEMORY_HOST;
+    p.enqueue_capturable = 0;
+    p.deserialize = host_deserialize;
+    p.enqueue = host_enqueue;
+    return p;
+  }();
+  return provider;
+}
+
+}  // namespace
+}  // namespace tte::test_engine
+
+extern "C" {
+
+TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_version) {
+  if (abi_version != TTE_ENGINE_PROVIDER_ABI_VERSION) return nullptr;
+  return &tte::test_engine::host_provider();
+}
+
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {
+  tte::test_engine::read_stats(out);
+}
+
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) { tte::test_engine::reset_stats(); }
+
+}  // extern "C"

@@ -1,0 +1,116 @@
+// The part of the test providers that does not depend on where tensors live:
+// an engine over a parsed Plan that implements the provider ABI's shape,
+// profile and address calls exactly as docs/test-engine-format.md says, and
+// checks everything enqueue needs. The host and CUDA providers add
+// deserialize and enqueue on top.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "testing/test_engine_format.h"
+#include "testing/test_provider_api.h"
+#include "torch_tensorrt_executorch/engine_provider.h"
+
+namespace tte::test_engine {
+
+// Fills `error` (when non-null) and returns `code`.
+TteStatus set_error(TteError* error, TteStatus code, const std::string& message);
+
+// Parses `plan` for a provider's deserialize: TTE_ERROR_NOT_ACCEPTED without
+// the magic, TTE_ERROR_INVALID_PROGRAM for an invalid plan.
+TteStatus parse_for_deserialize(const char* provider, const void* plan, uint64_t plan_size,
+                                Plan* out, TteError* error);
+
+// Load options the test providers read, from a struct of any size (or NULL).
+struct LoadOptions {
+  int32_t device_id = 0;
+  bool has_weight_streaming_budget = false;
+  int64_t weight_streaming_budget = 0;
+};
+LoadOptions read_load_options(const TteEngineLoadOptions* options);
+
+// Not thread-safe: the backend serializes calls on one engine.
+class Engine {
+ public:
+  explicit Engine(Plan plan);
+  virtual ~Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Plan& plan() const { return plan_; }
+
+  TteStatus num_io_tensors(int32_t* out_count, TteError* error) const;
+  TteStatus describe_io_tensor(int32_t index, TteIoTensorDesc* out_desc, TteError* error) const;
+  TteStatus num_profiles(int32_t* out_count, TteError* error) const;
+  TteStatus profile_shape(int32_t profile, int32_t input_index, int64_t* min_dims,
+                          int64_t* opt_dims, int64_t* max_dims, TteError* error) const;
+  // Selecting a profile forgets the input shapes set so far (they were
+  // checked against the previous profile).
+  TteStatus select_profile(int32_t profile, TteError* error);
+  TteStatus set_input_shape(int32_t index, const int64_t* dims, int32_t rank, TteError* error);
+  TteStatus get_output_shape(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
+                             TteError* error) const;
+  TteStatus set_tensor_address(int32_t index, void* address, TteError* error);
+
+  // The checks of enqueue before any work: the `fail.enqueue` hook, every
+  // input shape set, an address for every non-empty tensor (an aliased
+  // output may leave its own unset or must give its input's), and the
+  // element counts the op needs. Then bound(i) and numel(i) describe the
+  // run. Allocates nothing on success.
+  TteStatus prepare_enqueue(TteError* error);
+  void* bound(int32_t index) const { return bound_[index]; }
+  int64_t numel(int32_t index) const { return numel_[index]; }
+
+ protected:
+  // A provider refuses addresses its memory kind cannot use. Called when an
+  // address differs from the one set before.
+  virtual TteStatus check_address(int32_t index, void* address, TteError* error);
+
+ private:
+  TteStatus check_index(int32_t index, const char* call, TteError* error) const;
+  const std::vector<int64_t>& current_shape(int32_t index) const;
+  std::string unset_inputs() const;
+  TteStatus check_elementwise(int32_t output, int32_t input, TteError* error) const;
+  TteStatus check_same_shape(int32_t a, int32_t b, TteError* error) const;
+
+  Plan plan_;
+  int32_t profile_ = 0;
+  // Inputs' current shapes, indexed like plan_.tensors.
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<char> shape_set_;
+  std::vector<void*> addresses_;
+  std::vector<char> address_set_;
+  std::vector<void*> bound_;
+  std::vector<int64_t> numel_;
+};
+
+inline TteEngine* to_handle(Engine* engine) { return reinterpret_cast<TteEngine*>(engine); }
+inline Engine* from_handle(TteEngine* handle) { return reinterpret_cast<Engine*>(handle); }
+
+// Sets abi_version, struct_size and every function of `provider` but
+// deserialize and enqueue.
+void set_common_functions(TteEngineProvider* provider);
+
+// The library's counters (test_provider_api.h).
+void record_deserialize(const LoadOptions& options);
+void record_enqueue(void* stream);
+void read_stats(TteTestProviderStats* out);
+void reset_stats();
+
+// Runs `body` and turns a C++ exception into a status, so none crosses the ABI.
+template <typename Body>
+TteStatus guarded(TteError* error, Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return set_error(error, TTE_ERROR_OUT_OF_MEMORY, "test provider: out of host memory");
+  } catch (const std::exception& e) {
+    return set_error(error, TTE_ERROR_INTERNAL, std::string("test provider: ") + e.what());
+  }
+}
+
+}  // namespace tte::test_engine

@@ -1,0 +1,191 @@
+#include "backend/tensor_binding.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "common/runtime_stats.h"
+
+namespace tte {
+
+using executorch::aten::Tensor;
+
+namespace {
+
+void count_copy(CopyKind kind, size_t bytes) { RuntimeStats::instance().record_copy(kind, bytes); }
+
+// Without a device every tensor is host memory and no CUDA call is made at
+// all. Otherwise ExecuTorch's own device tag is authoritative and free; else
+// ask CUDA (a CPU-tagged tensor may still hold memory the caller shared).
+PointerInfo locate(const Tensor& tensor) {
+  if (cuda_device_count() == 0) {
+    return PointerInfo{};
+  }
+  if (tensor.unsafeGetTensorImpl()->device_type() ==
+      executorch::runtime::etensor::DeviceType::CUDA) {
+    PointerInfo info;
+    info.kind = PointerKind::kDevice;
+    info.device = tensor.unsafeGetTensorImpl()->device_index();
+    return info;
+  }
+  return classify_pointer(tensor.const_data_ptr());
+}
+
+}  // namespace
+
+bool TensorBinder::engine_addressable(const PointerInfo& info) const {
+  return memory_.host ? info.kind != PointerKind::kDevice
+                      : is_device_accessible(info, memory_.device, memory_.integrated);
+}
+
+void* TensorBinder::zero_size_address() {
+  if (memory_.host) {
+    alignas(256) static char host_dummy[256];
+    return host_dummy;
+  }
+  if (zero_size_device_.reserve(256, memory_.device) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return zero_size_device_.data();
+}
+
+Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bool is_input,
+                                           cudaStream_t stream, Binding* binding) {
+  const size_t n = binding->nbytes;
+  cudaError_t status;
+  if (memory_.host) {
+    status = host_staging_[a].reserve(n);
+    if (status != cudaSuccess) {
+      return cuda_failure(
+          status, "allocating " + std::to_string(n) + " bytes of host staging for '" + name + "'");
+    }
+    binding->address = host_staging_[a].data();
+  } else {
+    status = device_staging_[a].reserve(n, memory_.device);
+    if (status != cudaSuccess) {
+      return cuda_failure(status, "allocating " + std::to_string(n) +
+                                      " bytes of device staging for '" + name + "'");
+    }
+    binding->address = device_staging_[a].data();
+  }
+  binding->staged = true;
+  if (!is_input) {
+    return Status::Ok();
+  }
+  if (memory_.host) {
+    status = cudaMemcpy(binding->address, binding->data, n, cudaMemcpyDefault);
+  } else {
+    // Pinned memory copies asynchronously as it is; pageable memory goes
+    // through the stager's pinned chunks.
+    status =
+        binding->kind == PointerKind::kHost
+            ? cudaMemcpyAsync(binding->address, binding->data, n, cudaMemcpyHostToDevice, stream)
+            : stager_.host_to_device(binding->address, binding->data, n, stream, memory_.device);
+  }
+  if (status != cudaSuccess) {
+    return cuda_failure(
+        status, "copying input '" + name + "' to the " + (memory_.host ? "host" : "device"));
+  }
+  count_copy(memory_.host ? CopyKind::DeviceToHost : CopyKind::HostToDevice, n);
+  return Status::Ok();
+}
+
+Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t stream,
+                          std::vector<Binding>* bindings) {
+  device_staging_.resize(memory_.host ? 0 : args.size());
+  host_staging_.resize(memory_.host ? args.size() : 0);
+  bindings->assign(args.size(), Binding{});
+  for (size_t a = 0; a < args.size(); ++a) {
+    const bool is_input = a < io.inputs.size();
+    const EngineTensor& spec = io.argument(a);
+    const Tensor& tensor = args[a]->toTensor();
+    Binding& binding = (*bindings)[a];
+    binding.data = tensor.mutable_data_ptr();
+    binding.nbytes = tensor.nbytes();
+    const PointerInfo info = locate(tensor);
+    binding.kind = info.kind;
+    if (!is_input && spec.aliased_input >= 0) {
+      // In place: the engine writes into its input's memory.
+      binding.address = (*bindings)[spec.aliased_input].address;
+      continue;
+    }
+    if (binding.nbytes == 0) {
+      binding.address = zero_size_address();
+      if (binding.address == nullptr) {
+        return Status(TTE_ERROR_OUT_OF_MEMORY,
+                      "cannot allocate the placeholder for empty tensor '" + spec.name + "'");
+      }
+      continue;
+    }
+    const char* role = is_input ? "input" : "output";
+    if (binding.data == nullptr) {
+      return Status(TTE_ERROR_INVALID_ARGUMENT,
+                    std::string(role) + " '" + spec.name + "' has no data");
+    }
+    if (!memory_.host && info.kind == PointerKind::kDevice && info.device != memory_.device) {
+      return Status(TTE_ERROR_INVALID_ARGUMENT,
+                    std::string(role) + " '" + spec.name +
+                        "' is on cuda:" + std::to_string(info.device) +
+                        " but the engine runs on cuda:" + std::to_string(memory_.device));
+    }
+    if (engine_addressable(info)) {
+      binding.address = binding.data;
+      continue;
+    }
+    Status status = stage_input_or_output(a, spec.name, is_input, stream, &binding);
+    if (!status.ok()) {
+      return status;
+    }
+  }
+  return Status::Ok();
+}
+
+cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const void* src, size_t n,
+                                   cudaStream_t stream) {
+  if (memory_.host) {
+    if (kind != PointerKind::kDevice) {
+      std::memcpy(dst, src, n);
+      return cudaSuccess;
+    }
+    count_copy(CopyKind::HostToDevice, n);
+    return cudaMemcpy(dst, src, n, cudaMemcpyDefault);
+  }
+  if (kind == PointerKind::kUnregistered && !memory_.integrated) {
+    count_copy(CopyKind::DeviceToHost, n);
+    return stager_.device_to_host(dst, src, n, stream, memory_.device);
+  }
+  count_copy(kind == PointerKind::kHost ? CopyKind::DeviceToHost : CopyKind::DeviceToDevice, n);
+  return cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, stream);
+}
+
+Status TensorBinder::write_back(const EngineIo& io, const std::vector<Binding>& bindings,
+                                cudaStream_t stream) {
+  for (size_t o = 0; o < io.outputs.size(); ++o) {
+    const EngineTensor& output = io.outputs[o];
+    const Binding& binding = bindings[io.inputs.size() + o];
+    cudaError_t status = cudaSuccess;
+    if (output.aliased_input >= 0) {
+      const Binding& input = bindings[output.aliased_input];
+      // The engine updated its input's memory. When that was a staging copy,
+      // write it back, so the caller's tensor is updated in place as it is
+      // on the unstaged path.
+      if (input.staged && input.nbytes > 0) {
+        status = copy_out(input.data, input.kind, input.address, input.nbytes, stream);
+      }
+      // And the delegate's own output tensor, when it is other memory.
+      if (status == cudaSuccess && binding.nbytes > 0 && binding.data != input.data) {
+        status = copy_out(binding.data, binding.kind, input.address,
+                          std::min(binding.nbytes, input.nbytes), stream);
+      }
+    } else if (binding.staged) {
+      status = copy_out(binding.data, binding.kind, binding.address, binding.nbytes, stream);
+    }
+    if (status != cudaSuccess) {
+      return cuda_failure(status, "copying output '" + output.name + "' back");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tte

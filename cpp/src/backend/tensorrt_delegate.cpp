@@ -1,0 +1,290 @@
+#include "backend/tensorrt_delegate.h"
+
+#include <optional>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "backend/delegate_recorder.h"
+#include "backend/load_options.h"
+#include "blob/blob_reader.h"
+#include "common/logging.h"
+#include "common/runtime_stats.h"
+#include "cuda/caller_stream.h"
+#include "cuda/cuda_device.h"
+
+namespace tte {
+
+namespace et = executorch::runtime;
+
+Status TensorRTDelegate::create(et::BackendInitContext& context, et::FreeableBuffer* processed,
+                                et::ArrayRef<et::CompileSpec> compile_specs,
+                                std::unique_ptr<TensorRTDelegate>* out) {
+  InitRecord record(context, compile_specs);
+  auto fail = [&](const Status& status) {
+    record.set_result(status);
+    return status;
+  };
+  if (processed == nullptr) {
+    return fail(Status(TTE_ERROR_INVALID_ARGUMENT, "TensorRTBackend init got no delegate blob"));
+  }
+  auto data = processed->data_safe();
+  if (!data.ok() || data.get() == nullptr) {
+    return fail(
+        Status(TTE_ERROR_INVALID_PROGRAM, "TensorRTBackend init got an empty delegate blob"));
+  }
+  auto parsed = parse_delegate_blob(data.get(), processed->size());
+  if (!parsed) {
+    return fail(Status(TTE_ERROR_INVALID_PROGRAM,
+                       "invalid TensorRTBackend delegate blob: " + parsed.error()));
+  }
+  const DelegateBlob& blob = parsed.value();
+  record.set_blob(blob);
+
+  LoadOptions options;
+  Status status = read_load_options(context, compile_specs, &options);
+  std::unique_ptr<TensorRTDelegate> delegate(new TensorRTDelegate());
+  if (status.ok()) {
+    status = load_engine(blob, options, &delegate->engine_);
+  }
+  if (!status.ok()) {
+    return fail(status);
+  }
+  const EngineProvider& provider = *delegate->engine_.provider;
+  record.set_provider(provider.name());
+  status = describe_engine_io(provider, delegate->engine_.engine, blob.metadata, &delegate->io_);
+  // The engine holds its own copy of the plan: drop the blob's memory now
+  // rather than at program teardown (`blob` points into it).
+  processed->Free();
+  if (!status.ok()) {
+    return fail(status);
+  }
+  delegate->binder_ = std::make_unique<TensorBinder>(
+      EngineMemory{provider.host_memory(), delegate->engine_.device, delegate->engine_.integrated});
+  if (options.cuda_graphs) {
+    if (provider.host_memory()) {
+      TTE_LOG(INFO, "load option cuda_graphs ignored: provider '%s' runs on the host",
+              provider.name().c_str());
+    } else if (!provider.enqueue_capturable()) {
+      TTE_LOG(INFO,
+              "load option cuda_graphs ignored: provider '%s' says its enqueue cannot be "
+              "captured into a CUDA graph",
+              provider.name().c_str());
+    } else {
+      delegate->graphs_ = std::make_unique<CudaGraphCache>();
+    }
+  }
+  TTE_LOG(DEBUG, "delegate of method '%s': provider '%s', %zu inputs, %zu outputs, %d profiles",
+          context.get_method_name() != nullptr ? context.get_method_name() : "",
+          provider.name().c_str(), delegate->io_.inputs.size(), delegate->io_.outputs.size(),
+          delegate->io_.num_profiles);
+  *out = std::move(delegate);
+  return Status::Ok();
+}
+
+TensorRTDelegate::~TensorRTDelegate() {
+  if (engine_.provider == nullptr) {
+    return;
+  }
+  std::optional<DeviceGuard> guard;
+  if (engine_.device >= 0) {
+    guard.emplace(engine_.device);
+  }
+  if (stream_ != nullptr) {
+    cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  }
+  // Graphs refer to the engine's kernels and memory, and staging buffers
+  // may be in flight on the engine's device: release them first.
+  graphs_.reset();
+  binder_.reset();
+  if (engine_.engine != nullptr) {
+    engine_.provider->abi().destroy(engine_.engine);
+    engine_.engine = nullptr;
+  }
+  if (stream_ != nullptr) {
+    cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+    stream_ = nullptr;
+  }
+  if (engine_.device >= 0) {
+    cudaGetLastError();
+  }
+}
+
+Status TensorRTDelegate::own_stream(void** stream) {
+  if (stream_ == nullptr) {
+    cudaStream_t created = nullptr;
+    // A blocking stream, on purpose: callers that set no stream usually
+    // produced their device inputs on the legacy default stream (torch's
+    // default), and only a blocking stream waits for that work. Delegates'
+    // own streams still run in parallel with each other.
+    const cudaError_t status = cudaStreamCreateWithFlags(&created, cudaStreamDefault);
+    if (status != cudaSuccess) {
+      return cuda_failure(status, "creating the delegate's CUDA stream");
+    }
+    stream_ = created;
+  }
+  *stream = stream_;
+  return Status::Ok();
+}
+
+Status TensorRTDelegate::execute(DelegateArgs args) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (engine_.device < 0) {
+    return execute_locked(args);
+  }
+  DeviceGuard guard(engine_.device);
+  if (guard.status() != cudaSuccess) {
+    return cuda_failure(guard.status(), "selecting cuda:" + std::to_string(engine_.device));
+  }
+  return execute_locked(args);
+}
+
+Status TensorRTDelegate::execute_locked(DelegateArgs args) {
+  Status status = check_arguments(io_, args);
+  if (!status.ok()) {
+    return status;
+  }
+  const bool host_engine = engine_.provider->host_memory();
+  void* stream = nullptr;
+  if (!host_engine && !caller_stream(&stream)) {
+    status = own_stream(&stream);
+  }
+  if (status.ok()) {
+    status = set_profile_and_shapes(args, stream);
+  }
+  if (status.ok()) {
+    status = resize_outputs(args);
+  }
+  if (!status.ok()) {
+    return status;
+  }
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  std::vector<Binding> bindings;
+  status = binder_->bind(io_, args, cuda_stream, &bindings);
+  if (status.ok()) {
+    status = enqueue(bindings, stream);
+  }
+  if (status.ok()) {
+    status = binder_->write_back(io_, bindings, cuda_stream);
+  }
+  if (host_engine) {
+    return status;
+  }
+  // Always return with the work finished, on success and on failure (staging
+  // copies may still read the caller's memory).
+  const cudaError_t synced = cudaStreamSynchronize(cuda_stream);
+  if (synced != cudaSuccess && status.ok()) {
+    return cuda_failure(synced, "synchronizing the delegate's stream");
+  }
+  return status;
+}
+
+Status TensorRTDelegate::set_profile_and_shapes(DelegateArgs args, void* stream) {
+  int32_t profile = -1;
+  Status status = choose_profile(io_, args, &profile);
+  if (!status.ok()) {
+    return status;
+  }
+  const EngineProvider& provider = *engine_.provider;
+  const TteEngineProvider& abi = provider.abi();
+  TteError error{};
+  if (profile != current_profile_) {
+    if (TteStatus s = abi.select_profile(engine_.engine, profile, stream, &error); s != TTE_OK) {
+      return provider.call_failed(s, error, "select_profile");
+    }
+    current_profile_ = profile;
+  }
+  input_shapes_.clear();
+  int64_t dims[TTE_MAX_RANK];
+  for (size_t i = 0; i < io_.inputs.size(); ++i) {
+    const EngineTensor& input = io_.inputs[i];
+    engine_dims(args[i]->toTensor(), input.rank, dims);
+    TteStatus s = abi.set_input_shape(engine_.engine, input.index, dims, input.rank, &error);
+    if (s != TTE_OK) {
+      return provider.call_failed(s, error, "set_input_shape of '" + input.name + "'");
+    }
+    input_shapes_.insert(input_shapes_.end(), dims, dims + input.rank);
+  }
+  return Status::Ok();
+}
+
+Status TensorRTDelegate::resize_outputs(DelegateArgs args) {
+  const EngineProvider& provider = *engine_.provider;
+  const TteEngineProvider& abi = provider.abi();
+  TteError error{};
+  int64_t dims[TTE_MAX_RANK];
+  for (size_t o = 0; o < io_.outputs.size(); ++o) {
+    const EngineTensor& output = io_.outputs[o];
+    int32_t rank = 0;
+    TteStatus s =
+        abi.get_output_shape(engine_.engine, output.index, dims, TTE_MAX_RANK, &rank, &error);
+    if (s != TTE_OK) {
+      return provider.call_failed(s, error, "get_output_shape of '" + output.name + "'");
+    }
+    if (rank < 0 || rank > TTE_MAX_RANK) {
+      return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave output '" +
+                                            output.name + "' rank " + std::to_string(rank));
+    }
+    Status status = fit_output_shape(io_, o, dims, rank, args);
+    if (!status.ok()) {
+      return status;
+    }
+  }
+  return Status::Ok();
+}
+
+Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* stream) {
+  const EngineProvider& provider = *engine_.provider;
+  const TteEngineProvider& abi = provider.abi();
+  TteEngine* engine = engine_.engine;
+  TteError error{};
+  for (size_t a = 0; a < bindings.size(); ++a) {
+    const EngineTensor& spec = io_.argument(a);
+    TteStatus s = abi.set_tensor_address(engine, spec.index, bindings[a].address, &error);
+    if (s != TTE_OK) {
+      return provider.call_failed(s, error, "set_tensor_address of '" + spec.name + "'");
+    }
+  }
+  auto enqueue_on = [&](cudaStream_t on) {
+    return [&, on]() {
+      TteError e{};
+      return from_c_status(abi.enqueue(engine, on, &e), e);
+    };
+  };
+  Status status;
+  if (graphs_ == nullptr) {
+    RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
+    status = enqueue_on(static_cast<cudaStream_t>(stream))();
+  } else {
+    // A graph replays fixed shapes and addresses.
+    std::vector<int64_t> signature = input_shapes_;
+    signature.push_back(current_profile_);
+    for (const Binding& binding : bindings) {
+      signature.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(binding.address)));
+    }
+    // The legacy default stream (torch's default) cannot be captured. The
+    // delegate's own stream is a blocking stream, so work on it is ordered
+    // after what the caller already queued there; wait for it before the
+    // output copies, which stay on the caller's stream.
+    auto graph_stream = static_cast<cudaStream_t>(stream);
+    const bool legacy = graph_stream == nullptr || graph_stream == cudaStreamLegacy;
+    if (legacy) {
+      void* own = nullptr;
+      status = own_stream(&own);
+      if (!status.ok()) {
+        return status;
+      }
+      graph_stream = static_cast<cudaStream_t>(own);
+    }
+    status = graphs_->run(signature, graph_stream, enqueue_on(graph_stream));
+    if (status.ok() && legacy) {
+      const cudaError_t waited = cudaStreamSynchronize(graph_stream);
+      if (waited != cudaSuccess) {
+        return cuda_failure(waited, "waiting for the CUDA graph on the delegate's stream");
+      }
+    }
+  }
+  return status.prefixed("engine provider '" + provider.name() + "': enqueue failed: ");
+}
+
+}  // namespace tte

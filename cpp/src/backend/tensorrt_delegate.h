@@ -1,0 +1,59 @@
+// One TensorRTBackend delegate: the handle `init` returns and `execute` runs
+// (the counterpart of XNNPACK's XNNExecutor). It owns the provider's engine
+// and its I/O table, and on each call checks the arguments, picks the
+// profile, sets shapes, binds addresses (staging what the engine cannot
+// address), enqueues on the caller's stream or its own, and returns with the
+// work finished. Calls on one delegate are serialized by its own lock;
+// different delegates run in parallel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <executorch/runtime/backend/interface.h>
+
+#include "backend/call_checks.h"
+#include "backend/engine_io.h"
+#include "backend/engine_loader.h"
+#include "backend/tensor_binding.h"
+#include "common/status.h"
+#include "cuda/cuda_graph_cache.h"
+
+namespace tte {
+
+class TensorRTDelegate {
+ public:
+  // Parses the blob, loads the engine through a provider, reads its I/O
+  // table and frees `processed` (the engine keeps its own copy).
+  static Status create(
+      executorch::runtime::BackendInitContext& context,
+      executorch::runtime::FreeableBuffer* processed,
+      executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs,
+      std::unique_ptr<TensorRTDelegate>* out);
+  ~TensorRTDelegate();
+  TensorRTDelegate(const TensorRTDelegate&) = delete;
+  TensorRTDelegate& operator=(const TensorRTDelegate&) = delete;
+
+  Status execute(DelegateArgs args);
+
+ private:
+  TensorRTDelegate() = default;
+  Status execute_locked(DelegateArgs args);
+  Status set_profile_and_shapes(DelegateArgs args, void* stream);
+  Status resize_outputs(DelegateArgs args);
+  Status enqueue(const std::vector<Binding>& bindings, void* stream);
+  Status own_stream(void** stream);
+
+  std::mutex mutex_;
+  LoadedEngine engine_;
+  EngineIo io_;
+  std::unique_ptr<TensorBinder> binder_;
+  int32_t current_profile_ = -1;       // -1: not selected yet
+  std::vector<int64_t> input_shapes_;  // this call's, all inputs in a row
+  void* stream_ = nullptr;             // the delegate's own stream, created on first use
+  std::unique_ptr<CudaGraphCache> graphs_;
+};
+
+}  // namespace tte

@@ -1,0 +1,72 @@
+// The plugin group of c_api.h: versions, registration ownership, log level,
+// CUDA device count and allocator owner.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "cuda/cuda_allocator.h"
+#include "cuda/cuda_device.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "backend/tensorrt_backend.h"
+#include "torch_tensorrt_executorch/c_api.h"
+#include "tte_version.h"
+
+extern "C" {
+
+TTE_API uint32_t tte_c_api_version(void) { return TTE_C_API_VERSION; }
+
+TTE_API const char* tte_version(void) { return TTE_VERSION_STRING; }
+
+TTE_API const char* tte_executorch_version(void) { return TTE_EXECUTORCH_VERSION_STRING; }
+
+TTE_API int32_t tte_owns_backend_registration(void) {
+  return tte::owns_registration() ? 1 : 0;
+}
+
+TTE_API TteStatus tte_registration_status(TteError* error) {
+  if (tte::registration_result() == executorch::runtime::Error::Ok) {
+    return TTE_OK;
+  }
+  const TteStatus status = tte::registration_result() == executorch::runtime::Error::Internal
+                               ? TTE_ERROR_INTERNAL
+                               : TTE_ERROR_INVALID_STATE;
+  return tte::to_c_status(tte::Status(status, tte::registration_problem()), error);
+}
+
+TTE_API const char* tte_registration_owner_path(void) {
+  // Registrations are never undone, so the first path found stays right.
+  static std::mutex mutex;
+  static std::string path;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (path.empty()) {
+    path = tte::registration_owner_path();
+  }
+  return path.empty() ? nullptr : path.c_str();
+}
+
+TTE_API const char* tte_library_path(void) {
+  static const std::string path = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&tte_library_path), &info) == 0 ||
+        info.dli_fname == nullptr) {
+      return std::string();
+    }
+    return std::string(info.dli_fname);
+  }();
+  return path.c_str();
+}
+
+TTE_API void tte_set_log_level(TteLogLevel level) { tte::set_log_level(level); }
+
+TTE_API TteLogLevel tte_get_log_level(void) { return tte::log_level(); }
+
+TTE_API int32_t tte_cuda_device_count(void) { return tte::cuda_device_count(); }
+
+TTE_API const char* tte_cuda_allocator_owner(void) { return tte::cuda_allocator_owner(); }
+
+TTE_API void tte_free_string(char* str) { std::free(str); }
+
+}  // extern "C"

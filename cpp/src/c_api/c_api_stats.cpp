@@ -1,0 +1,36 @@
+// The runtime-statistics group of c_api.h, over RuntimeStats.
+#include <cstddef>
+#include <cstring>
+
+#include "common/runtime_stats.h"
+#include "torch_tensorrt_executorch/c_api.h"
+
+extern "C" {
+
+TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
+  if (out == nullptr || out->struct_size < offsetof(TteRuntimeStats, h2d_copies)) {
+    return;
+  }
+  const auto& s = tte::RuntimeStats::instance();
+  TteRuntimeStats full{};
+  full.struct_size = sizeof(TteRuntimeStats);
+  full.h2d_copies = s.h2d_copies.load();
+  full.h2d_bytes = s.h2d_bytes.load();
+  full.d2h_copies = s.d2h_copies.load();
+  full.d2h_bytes = s.d2h_bytes.load();
+  full.d2d_copies = s.d2d_copies.load();
+  full.d2d_bytes = s.d2d_bytes.load();
+  full.enqueues = s.enqueues.load();
+  full.graph_captures = s.graph_captures.load();
+  full.graph_replays = s.graph_replays.load();
+  full.graph_fallbacks = s.graph_fallbacks.load();
+  // Copy only what the caller's (possibly older) struct has room for.
+  const uint32_t caller_size = out->struct_size;
+  const size_t n = caller_size < sizeof(full) ? caller_size : sizeof(full);
+  std::memcpy(out, &full, n);
+  out->struct_size = caller_size;
+}
+
+TTE_API void tte_reset_runtime_stats(void) { tte::RuntimeStats::instance().reset(); }
+
+}  // extern "C"

@@ -1,0 +1,179 @@
+#include "cuda/device_buffers.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "cuda/cuda_device.h"
+
+namespace tte {
+
+cudaError_t DeviceMemory::allocate(void** data, size_t bytes) {
+  const cudaError_t status = cudaMalloc(data, bytes);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+void DeviceMemory::free(void* data, int device) {
+  DeviceGuard guard(device);
+  // Errors are ignored: at process exit the CUDA runtime may be gone.
+  cudaFree(data);
+  cudaGetLastError();
+}
+
+cudaError_t PinnedHostMemory::allocate(void** data, size_t bytes) {
+  // Portable: usable from any device the handle might be moved to.
+  const cudaError_t status = cudaHostAlloc(data, bytes, cudaHostAllocPortable);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+void PinnedHostMemory::free(void* data, int /*device*/) {
+  cudaFreeHost(data);
+  cudaGetLastError();
+}
+
+cudaError_t AlignedHostMemory::allocate(void** data, size_t bytes) {
+  return posix_memalign(data, kAlignment, bytes) == 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+void AlignedHostMemory::free(void* data, int /*device*/) { std::free(data); }
+
+Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what) {
+  if (cuda_device_count() == 0) {
+    return Status(TTE_ERROR_NO_DEVICE, what + " lives on cuda:" + std::to_string(device) +
+                                           " but this process sees no CUDA device");
+  }
+  DeviceGuard guard(device);
+  cudaError_t error = guard.status();
+  if (error == cudaSuccess) {
+    error = buffer.reserve(bytes, device);
+  }
+  if (error != cudaSuccess) {
+    return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) +
+                                               " bytes on cuda:" + std::to_string(device) +
+                                               " for " + what + " (" + cuda_error_text(error) +
+                                               ")");
+  }
+  return Status::Ok();
+}
+
+HostDeviceStager::~HostDeviceStager() {
+  for (cudaEvent_t& event : chunk_free_) {
+    if (event != nullptr) {
+      // A pinned chunk must not be freed while a DMA still reads it.
+      cudaEventSynchronize(event);
+      cudaEventDestroy(event);
+      event = nullptr;
+    }
+  }
+  cudaGetLastError();
+}
+
+cudaError_t HostDeviceStager::prepare(int device) {
+  if (device_ != device) {
+    for (cudaEvent_t& event : chunk_free_) {
+      if (event != nullptr) {
+        cudaEventSynchronize(event);
+        cudaEventDestroy(event);
+        event = nullptr;
+      }
+    }
+    device_ = device;
+  }
+  for (int i = 0; i < 2; ++i) {
+    cudaError_t status = chunks_[i].reserve(kChunkBytes);
+    if (status != cudaSuccess) {
+      return status;
+    }
+    if (chunk_free_[i] == nullptr) {
+      status = cudaEventCreateWithFlags(&chunk_free_[i], cudaEventDisableTiming);
+      if (status != cudaSuccess) {
+        cudaGetLastError();
+        return status;
+      }
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t HostDeviceStager::host_to_device(void* dst, const void* src, size_t bytes,
+                                             cudaStream_t stream, int device) {
+  if (bytes == 0) {
+    return cudaSuccess;
+  }
+  cudaError_t status = prepare(device);
+  if (status != cudaSuccess) {
+    return status;
+  }
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  for (size_t offset = 0, chunk = 0; offset < bytes; offset += kChunkBytes, chunk ^= 1) {
+    const size_t n = std::min(kChunkBytes, bytes - offset);
+    // Wait until the DMA that last read this chunk (two chunks ago, or an
+    // earlier tensor) has finished before overwriting it.
+    status = cudaEventSynchronize(chunk_free_[chunk]);
+    if (status == cudaSuccess) {
+      std::memcpy(chunks_[chunk].data(), in + offset, n);
+      status = cudaMemcpyAsync(out + offset, chunks_[chunk].data(), n, cudaMemcpyHostToDevice,
+                               stream);
+    }
+    if (status == cudaSuccess) {
+      status = cudaEventRecord(chunk_free_[chunk], stream);
+    }
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return status;
+    }
+  }
+  return cudaSuccess;
+}
+
+cudaError_t HostDeviceStager::device_to_host(void* dst, const void* src, size_t bytes,
+                                             cudaStream_t stream, int device) {
+  if (bytes == 0) {
+    return cudaSuccess;
+  }
+  cudaError_t status = prepare(device);
+  if (status != cudaSuccess) {
+    return status;
+  }
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  const size_t num_chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  auto issue = [&](size_t index) {
+    const size_t offset = index * kChunkBytes;
+    const size_t n = std::min(kChunkBytes, bytes - offset);
+    const size_t chunk = index % 2;
+    cudaError_t s = cudaMemcpyAsync(chunks_[chunk].data(), in + offset, n,
+                                    cudaMemcpyDeviceToHost, stream);
+    return s == cudaSuccess ? cudaEventRecord(chunk_free_[chunk], stream) : s;
+  };
+  status = issue(0);
+  for (size_t index = 0; status == cudaSuccess && index < num_chunks; ++index) {
+    // Keep the next chunk's DMA running while this one is copied out.
+    if (index + 1 < num_chunks) {
+      status = issue(index + 1);
+      if (status != cudaSuccess) {
+        break;
+      }
+    }
+    const size_t chunk = index % 2;
+    status = cudaEventSynchronize(chunk_free_[chunk]);
+    if (status == cudaSuccess) {
+      const size_t offset = index * kChunkBytes;
+      std::memcpy(out + offset, chunks_[chunk].data(), std::min(kChunkBytes, bytes - offset));
+    }
+  }
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+}  // namespace tte

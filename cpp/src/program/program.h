@@ -1,0 +1,72 @@
+// A .pte program opened through ExecuTorch's Module, run with DLPack tensors:
+// what the "Programs" group of c_api.h does, in C++. This class holds the
+// lock and the per-method state and orders the steps; each step lives in its
+// own file (program_loader, pte_checks, program_inputs, program_outputs,
+// program_metadata, etdump_writer).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "program/program_loader.h"
+#include "program/program_module.h"
+#include "torch_tensorrt_executorch/c_api.h"
+
+namespace tte {
+
+class Program {
+ public:
+  // Opens and verifies (InternalConsistency) a program; methods load later.
+  static Status open_file(const std::string& path, ProgramOptions options,
+                          std::unique_ptr<Program>* out);
+  // The bytes are copied and kept for the program's lifetime.
+  static Status open_buffer(const void* data, size_t size, ProgramOptions options,
+                            std::unique_ptr<Program>* out);
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  const std::vector<std::string>& method_names() const { return opened_.method_names; }
+
+  // Initializes the method's delegates now (recording what each
+  // TensorRTBackend delegate looked like, for describe_json).
+  Status load_method(const std::string& method);
+
+  Status io_count(const std::string& method, size_t* num_inputs, size_t* num_outputs);
+  // Metadata from the program; device type and index from the loaded method
+  // (loaded here if needed; -1 when it cannot be loaded).
+  Status input_info(const std::string& method, size_t index, TteValueInfo* info);
+  Status output_info(const std::string& method, size_t index, TteValueInfo* info);
+
+  Status describe_json(std::string* json);
+
+  // Sets inputs, executes and returns outputs; atomic with respect to other
+  // threads using this program. On failure every output is left NONE.
+  Status run(const std::string& method, const TteInput* inputs, size_t num_inputs,
+             bool copy_outputs, TteOutput* outputs, size_t num_outputs);
+
+  // Writes the events recorded since open (or the last write) and starts a
+  // new recording.
+  Status write_etdump(const std::string& path);
+
+ private:
+  Program() = default;
+  static Status open(const ProgramSource& source, ProgramOptions options,
+                     std::unique_ptr<Program>* out);
+  Status check_method(const std::string& method) const;
+  MethodState& state_of(const std::string& method);
+  Status ensure_loaded(const std::string& method, MethodState** state);
+  Status value_info(const std::string& method, size_t index, bool is_input, TteValueInfo* info);
+
+  std::mutex mutex_;
+  ProgramOptions options_;
+  OpenedProgram opened_;
+  std::map<std::string, std::unique_ptr<MethodState>> methods_;
+};
+
+}  // namespace tte

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Cross-compile the plugin, tte-run and the C++ unit tests for linux-aarch64
+# with Debian's g++-aarch64-linux-gnu, against the aarch64 executorch and
+# CUDA runtime wheels (unpacked into build/aarch64/site-packages, the layout
+# pip gives them); check ELF machine, NEEDED and RUNPATH of what is
+# installed; run the unit tests under qemu-user; build an aarch64 wheel the
+# same way and check its tag.
+#
+# Needs (scripts/setup.sh installs the first two): g++-aarch64-linux-gnu,
+# qemu-user-static, and GoogleTest for arm64 through Debian multiarch:
+#   dpkg --add-architecture arm64 && apt-get update && apt-get install -y libgtest-dev:arm64
+# which this script runs itself when it is root and they are missing.
+# Usage: scripts/ci/cross-aarch64.sh [--no-wheel]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+wheel=1
+[ "${1:-}" = "--no-wheel" ] && wheel=0
+
+log() { printf '[cross-aarch64] %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+command -v aarch64-linux-gnu-g++ >/dev/null || die "aarch64-linux-gnu-g++ missing: apt-get install g++-aarch64-linux-gnu"
+command -v qemu-aarch64-static >/dev/null || die "qemu-aarch64-static missing: apt-get install qemu-user-static"
+[ -x .venv/bin/cmake ] || die "run scripts/setup.sh first (needs .venv with cmake, ninja and executorch)"
+gtest_dir=/usr/lib/aarch64-linux-gnu/cmake/GTest
+if [ ! -f "$gtest_dir/GTestConfig.cmake" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing libgtest-dev:arm64 (Debian multiarch)"
+    dpkg --add-architecture arm64
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends libgtest-dev:arm64 >/dev/null
+  else
+    die "GoogleTest for arm64 missing; as root: dpkg --add-architecture arm64 && apt-get update && apt-get install -y libgtest-dev:arm64"
+  fi
+fi
+
+py=.venv/bin/python
+build=build/aarch64
+site="$root/$build/site-packages"
+wheels="$root/$build/wheels"
+mkdir -p "$wheels"
+
+# The same versions as the x86-64 build in .venv.
+version() { "$py" -c "import importlib.metadata as m; print(m.version('$1'))"; }
+executorch_version="$(version executorch)"
+cudart_version="$(version nvidia-cuda-runtime)"
+crt_version="$(version nvidia-cuda-crt)"
+log "aarch64 wheels: executorch $executorch_version, nvidia-cuda-runtime $cudart_version, nvidia-cuda-crt $crt_version"
+"$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64 \
+  -d "$wheels" "executorch==$executorch_version" "nvidia-cuda-runtime==$cudart_version" \
+  "nvidia-cuda-crt==$crt_version"
+
+rm -rf "$site"
+mkdir -p "$site"
+unzip -q -o "$(ls "$wheels"/executorch-"$executorch_version"-*aarch64.whl)" \
+  'executorch/lib/*' 'executorch/include/*' 'executorch/share/*' 'executorch/schema/*' 'executorch/version.py' \
+  -d "$site"
+for w in "$wheels"/nvidia_cuda_runtime-"$cudart_version"-*aarch64*.whl "$wheels"/nvidia_cuda_crt-"$crt_version"-*aarch64*.whl; do
+  unzip -q -o "$w" 'nvidia/*' -d "$site"
+done
+# flatc generates the .pte reader at build time, so it runs on this machine:
+# the build machine's copy, as a conda cross build takes tools from BUILD_PREFIX.
+mkdir -p "$site/executorch/data/bin"
+cp "$("$py" -c 'import executorch, os; print(os.path.join(executorch.__path__[0], "data/bin/flatc"))')" \
+  "$site/executorch/data/bin/flatc"
+
+cross_args=(
+  -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake"
+  -DCMAKE_FIND_ROOT_PATH="$site"
+  -DEXECUTORCH_ROOT="$site/executorch"
+  -DTTE_CUDA_ROOT="$site/nvidia/cu13"
+  -DTTE_NLOHMANN_JSON_INCLUDE_DIR=/usr/include
+  -DGTest_DIR="$gtest_dir"
+  -DTTE_WITH_TENSORRT=OFF
+  -DTTE_CUDA_TEST_PROVIDER=OFF
+)
+
+log "configure and build in $build (plugin, tte-run, C++ unit tests)"
+.venv/bin/cmake -S . -B "$build/cmake" -G Ninja -DCMAKE_MAKE_PROGRAM="$root/.venv/bin/ninja" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTTE_BUILD_TESTS=ON -DCMAKE_INSTALL_PREFIX="$site" \
+  "${cross_args[@]}" > "$build/configure.log" 2>&1 || { tail -40 "$build/configure.log"; die "configure failed"; }
+.venv/bin/ninja -C "$build/cmake" -j2 > "$build/build.log" 2>&1 || { tail -40 "$build/build.log"; die "build failed"; }
+
+# The Program API tests run .pte files that ctest normally packs first with
+# the plugin it just built; an aarch64 plugin cannot load into this machine's
+# Python, so they are packed with the x86-64 build (scripts/build.sh's, or
+# the plugin TTE_HOST_PLUGIN names).
+x86_plugin="${TTE_HOST_PLUGIN:-$root/build/wheel/cpp/libexecutorch_backend_tensorrt.so}"
+if [ ! -f "$x86_plugin" ]; then
+  log "packing the test programs needs the x86-64 build: running scripts/build.sh"
+  scripts/build.sh
+fi
+fixtures="$build/cmake/cpp/tests/fixtures"
+env PYTHONPATH="$root/src" TORCH_TENSORRT_EXECUTORCH_LIBRARY="$x86_plugin" \
+  "$py" tests/fixtures/make_cpp_fixtures.py "$fixtures" > "$build/fixtures.log" 2>&1 \
+  || { tail -20 "$build/fixtures.log"; die "packing the test programs failed"; }
+
+log "C++ unit tests under qemu-aarch64-static -L /usr/aarch64-linux-gnu"
+# The tests load provider libraries from TTE_TEST_PROVIDER_DIR when it is set
+# (scripts/test.sh sets it to the x86-64 build): point it at the aarch64 ones.
+TTE_TEST_PROVIDER_DIR="$root/$build/cmake/cpp" .venv/bin/ctest --test-dir "$build/cmake" \
+  --output-on-failure -j2 -E '^cpp_program_fixtures$' --fixture-exclude-setup tte_cpp_programs
+
+log "install and check ELF machine, NEEDED and RUNPATH (wheel layout: site-packages/)"
+.venv/bin/cmake --install "$build/cmake" > /dev/null
+pkg="$site/torch_tensorrt_executorch_runtime"
+# manylinux: the C++ runtime comes from the system, like glibc.
+"$py" scripts/conda/elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
+  "$pkg/lib/libexecutorch_backend_tensorrt.so" "$pkg/bin/tte-run"
+qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --help > /dev/null
+log "tte-run --help ran under qemu (no LD_LIBRARY_PATH: RUNPATH found everything)"
+
+if [ "$wheel" = 1 ]; then
+  log "aarch64 wheel (scikit-build-core, same CMake entry and toolchain)"
+  rm -rf "$build/dist"
+  defines=()
+  for a in "${cross_args[@]}"; do defines+=("-Ccmake.define.${a#-D}"); done
+  PATH="$root/.venv/bin:$PATH" "$py" -m pip wheel . --no-deps --no-build-isolation -q -w "$build/dist" \
+    -Cbuild-dir="$build/wheel" -Cwheel.tags=py3-none-manylinux_2_28_aarch64 "${defines[@]}" \
+    > "$build/wheel.log" 2>&1 || { tail -40 "$build/wheel.log"; die "wheel build failed"; }
+  whl="$(ls "$build"/dist/*.whl)"
+  tag="$(unzip -p "$whl" '*.dist-info/WHEEL' | sed -n 's/^Tag: //p')"
+  [ "$tag" = "py3-none-manylinux_2_28_aarch64" ] || die "wheel tag is '$tag', expected py3-none-manylinux_2_28_aarch64"
+  log "wheel $(basename "$whl"): tag $tag"
+  rm -rf "$build/wheel-check"
+  mkdir -p "$build/wheel-check"
+  unzip -q "$whl" -d "$build/wheel-check"
+  cp -a "$site/executorch" "$site/nvidia" "$build/wheel-check/"
+  "$py" scripts/conda/elf-check.py --root "$build/wheel-check" --machine AArch64 \
+    --system libstdc++.so.6 --system libgcc_s.so.1 \
+    "$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so"
+fi
+log "done"

@@ -1,0 +1,106 @@
+"""The binding to the plugin's C API: the only code that calls it.
+
+Everything above this package (activation, programs, providers, the CLI)
+uses the names below, in plain Python values, DLPack objects and exceptions;
+nothing else touches ctypes, the C structs or a TteStatus. The binding is
+ctypes today (`abi` mirrors the headers, `library` loads the plugin), so
+another implementation over the same C API can replace this package whole.
+"""
+
+from __future__ import annotations
+
+from . import library, program, providers
+from .abi import BACKEND_NAME
+from .cuda_driver import driver_report
+from .dlpack import CUDA_DEVICE_TYPES, DLPackResult, device_of
+from .library import (
+    cuda_runtime_candidates,
+    executorch_lib_dir,
+    package_root,
+    plugin_path,
+    tensorrt_library_dirs,
+)
+from .plugin import (
+    LOG_LEVELS,
+    c_api_version,
+    cuda_allocator_owner,
+    cuda_device_count,
+    describe_blob,
+    executorch_version,
+    is_loaded,
+    library_path,
+    log_level,
+    owns_registration,
+    registration_error,
+    registration_owner,
+    reset_runtime_stats,
+    runtime_stats,
+    set_log_level,
+    version,
+)
+from .program import OpenOptions, ProgramHandle, open_buffer, open_file
+from .providers import (
+    MEMORY_KINDS,
+    PROVIDER_KINDS,
+    load_provider_library,
+    provider_names,
+    register_provider,
+    unregister_provider,
+)
+
+
+def load() -> None:
+    """Load the plugin (once per process); raises PluginLoadError."""
+    library.load_plugin()
+
+
+def shutdown() -> None:
+    """Close every open program, then unregister the Python providers.
+
+    Runs at interpreter exit while the interpreter can still answer the
+    callbacks that closing programs triggers.
+    """
+    program.close_all()
+    providers.unregister_python_providers()
+
+
+__all__ = [
+    "BACKEND_NAME",
+    "CUDA_DEVICE_TYPES",
+    "DLPackResult",
+    "LOG_LEVELS",
+    "MEMORY_KINDS",
+    "OpenOptions",
+    "PROVIDER_KINDS",
+    "ProgramHandle",
+    "c_api_version",
+    "cuda_allocator_owner",
+    "cuda_device_count",
+    "cuda_runtime_candidates",
+    "describe_blob",
+    "device_of",
+    "driver_report",
+    "executorch_lib_dir",
+    "executorch_version",
+    "is_loaded",
+    "library_path",
+    "load",
+    "load_provider_library",
+    "log_level",
+    "open_buffer",
+    "open_file",
+    "owns_registration",
+    "package_root",
+    "plugin_path",
+    "provider_names",
+    "register_provider",
+    "registration_error",
+    "registration_owner",
+    "reset_runtime_stats",
+    "runtime_stats",
+    "set_log_level",
+    "shutdown",
+    "tensorrt_library_dirs",
+    "unregister_provider",
+    "version",
+]

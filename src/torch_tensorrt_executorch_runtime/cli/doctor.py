@@ -1,0 +1,195 @@
+"""`torch-tensorrt-executorch doctor`: what is installed, what is missing, how to fix it.
+
+The installation is sound (exit 0) when the plugin loads, owns the
+`TensorRTBackend` registration, and the installed ExecuTorch is the one it was
+built against. No GPU, no TensorRT runtime or no torch are reported with the
+command that fixes them, and are not failures: programs can still be
+inspected, and test providers run without them.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+
+from .. import _activation, _native
+from ..errors import DelegateCompatibilityError
+from ..providers import tensorrt_python
+
+EXECUTORCH_PIN = "1.5.1"
+TENSORRT_DISTRIBUTIONS = {
+    "tensorrt": ("tensorrt-cu13", "tensorrt-cu13-bindings", "tensorrt"),
+    "tensorrt_lean": ("tensorrt-lean-cu13", "tensorrt-lean-cu13-bindings", "tensorrt-lean"),
+    "tensorrt_dispatch": ("tensorrt-dispatch-cu13", "tensorrt-dispatch-cu13-bindings", "tensorrt-dispatch"),
+    "tensorrt_rtx": ("tensorrt-rtx-cu13", "tensorrt-rtx-cu13-bindings", "tensorrt-rtx"),
+}
+
+
+def _distribution_version(*names: str) -> str | None:
+    for name in names:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def collect() -> dict:
+    """Everything doctor reports, as one JSON-ready dictionary."""
+    report: dict = {"sound": True, "problems": [], "missing": []}
+
+    def problem(text: str, fix: str) -> None:
+        report["sound"] = False
+        report["problems"].append({"problem": text, "fix": fix})
+
+    def missing(text: str, fix: str) -> None:
+        report["missing"].append({"missing": text, "fix": fix})
+
+    try:
+        report["package_version"] = importlib.metadata.version("torch-tensorrt-executorch-runtime")
+    except importlib.metadata.PackageNotFoundError:
+        report["package_version"] = None
+
+    plugin = {"path": str(_native.plugin_path()), "loaded": False, "error": None}
+    report["plugin"] = plugin
+    try:
+        _activation.activate()
+    except DelegateCompatibilityError as exc:
+        plugin["error"] = str(exc)
+    loaded = _native.is_loaded()
+    if loaded:
+        plugin["loaded"] = True
+        plugin["library_path"] = _native.library_path()
+        plugin["version"] = _native.version()
+        plugin["c_api_version"] = _native.c_api_version()
+        plugin["built_against_executorch"] = _native.executorch_version()
+        plugin["owns_registration"] = _native.owns_registration()
+        plugin["registration_owner"] = _native.registration_owner()
+        plugin["cuda_allocator"] = _native.cuda_allocator_owner()
+        if not plugin["owns_registration"]:
+            problem(
+                plugin["error"] or f"TensorRTBackend is registered by {plugin['registration_owner']}",
+                "uninstall the other TensorRTBackend package (pip uninstall torch-tensorrt-executorch-runtime), "
+                "then pip install --force-reinstall torch-tensorrt-executorch-runtime",
+            )
+    else:
+        problem(
+            plugin["error"] or "the plugin did not load",
+            "pip install --force-reinstall torch-tensorrt-executorch-runtime",
+        )
+
+    executorch_version = _distribution_version("executorch")
+    root = _native.package_root("executorch")
+    lib_dir = _native.executorch_lib_dir()
+    report["executorch"] = {
+        "version": executorch_version,
+        "path": str(root) if root else None,
+        "lib": str(lib_dir) if lib_dir else None,
+    }
+    if executorch_version is None and loaded:
+        # A conda install: the plugin found ExecuTorch's runtime (libexecutorch)
+        # in the environment's lib/; only the Python package is absent.
+        missing("executorch's Python package (export, executorch.runtime)",
+                f"pip install executorch=={EXECUTORCH_PIN}")
+    elif executorch_version is None:
+        problem("executorch is not installed", f"pip install executorch=={EXECUTORCH_PIN}")
+    elif executorch_version != EXECUTORCH_PIN:
+        problem(
+            f"executorch {executorch_version} is installed; the plugin is built for {EXECUTORCH_PIN}",
+            f"pip install executorch=={EXECUTORCH_PIN}",
+        )
+
+    report["providers"] = []
+    if loaded and plugin.get("owns_registration"):
+        report["providers"] = _native.provider_names()
+        report["tensorrt_provider"] = _activation.tensorrt_provider()
+
+    modules = []
+    for module in tensorrt_python.DEFAULT_MODULES:
+        version = _distribution_version(*TENSORRT_DISTRIBUTIONS[module])
+        installed = module in tensorrt_python.installed_modules([module])
+        modules.append({"module": module, "installed": installed, "version": version})
+    report["tensorrt_python"] = modules
+    report["tensorrt_libraries"] = {
+        package: [str(p) for p in paths] for package, paths in _native.tensorrt_library_dirs().items()
+    }
+    if "tensorrt-native" not in report["providers"] and not any(m["installed"] for m in modules):
+        missing(
+            "a TensorRT runtime (needed to run real engines)",
+            "pip install 'torch-tensorrt-executorch-runtime[tensorrt]' (or [lean], [rtx])",
+        )
+
+    cudart = _native.cuda_runtime_candidates()
+    report["cuda_runtime"] = [str(p) for p in cudart]
+    if not cudart and not loaded:
+        missing("the CUDA 13 runtime (libcudart.so.13)", "pip install 'nvidia-cuda-runtime>=13.0,<14'")
+    driver = _native.driver_report()
+    report["cuda_driver"] = driver
+    report["cuda_devices"] = _native.cuda_device_count() if loaded else None
+    if not driver["found"]:
+        missing("an NVIDIA driver", "install the NVIDIA driver for your GPU (no GPU: engines cannot run here)")
+    elif not driver["gpus"]:
+        missing("a usable NVIDIA GPU", driver["detail"] or "check nvidia-smi")
+
+    report["torch"] = _distribution_version("torch")
+    if report["torch"] is None:
+        missing("torch (optional: numpy works without it)", "pip install 'torch-tensorrt-executorch-runtime[torch]'")
+    return report
+
+
+def format_text(report: dict) -> str:
+    lines = []
+    plugin = report["plugin"]
+    lines.append(f"torch-tensorrt-executorch-runtime {report.get('package_version') or '(not installed as a package)'}")
+    if plugin["loaded"]:
+        lines.append(f"plugin:        {plugin['library_path']} (version {plugin['version']}, C API {plugin['c_api_version']})")
+        owner = plugin.get("registration_owner")
+        verdict = "this plugin" if plugin.get("owns_registration") else f"ANOTHER LIBRARY: {owner}"
+        lines.append(f"registration:  TensorRTBackend owned by {verdict}")
+        lines.append(f"built against: executorch {plugin['built_against_executorch']}")
+    else:
+        lines.append(f"plugin:        NOT LOADED from {plugin['path']}: {plugin['error']}")
+    et = report["executorch"]
+    lines.append(f"executorch:    {et['version'] or 'not installed'}" + (f" at {et['path']}" if et["path"] else ""))
+    lines.append(f"providers:     {', '.join(report['providers']) or 'none'}")
+    trt = ", ".join(
+        f"{m['module']} {m['version'] or ''}".strip() for m in report["tensorrt_python"] if m["installed"]
+    )
+    lines.append(f"TensorRT:      {trt or 'no TensorRT Python runtime installed'}")
+    for package, paths in report["tensorrt_libraries"].items():
+        names = ", ".join(Path(p).name for p in paths[:4]) + (" ..." if len(paths) > 4 else "")
+        lines.append(f"               {package}: {names}")
+    lines.append(f"CUDA runtime:  {', '.join(report['cuda_runtime']) or 'not found in the nvidia wheels'}")
+    driver = report["cuda_driver"]
+    if driver["found"]:
+        lines.append(f"CUDA driver:   {driver['version'] or 'unknown version'}")
+    else:
+        lines.append(f"CUDA driver:   {driver['detail']}")
+    if driver["gpus"]:
+        for gpu in driver["gpus"]:
+            lines.append(
+                f"GPU {gpu['index']}:         {gpu['name']} (compute capability {gpu['compute_capability']}, "
+                f"{gpu['memory_bytes'] / 2**30:.0f} GiB)"
+            )
+    else:
+        lines.append("GPUs:          none (engines cannot run here; inspecting and packing work)")
+    lines.append(f"torch:         {report['torch'] or 'not installed (optional)'}")
+    for item in report["problems"]:
+        lines.append(f"PROBLEM: {item['problem']}\n  fix: {item['fix']}")
+    for item in report["missing"]:
+        lines.append(f"missing: {item['missing']}\n  fix: {item['fix']}")
+    lines.append("installation is sound" if report["sound"] else "installation is NOT sound")
+    return "\n".join(lines)
+
+
+def command_doctor(args) -> int:
+    report = collect()
+    print(json.dumps(report, indent=2) if args.json else format_text(report))
+    return 0 if report["sound"] else 1
+
+
+def add_parser(sub) -> None:
+    doctor = sub.add_parser("doctor", help="check the installation")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(handler=command_doctor)

@@ -1,0 +1,5 @@
+"""The one exception a command raises for a usage error (exit status 2)."""
+
+
+class UsageError(Exception):
+    pass

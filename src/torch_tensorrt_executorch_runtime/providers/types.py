@@ -1,0 +1,62 @@
+"""The types of the Python engine-provider protocol (see `providers`).
+
+A provider's `deserialize` returns an `Engine` that lists its `IoTensor`s;
+`EngineLoadOptions` is what the backend passes besides the plan. Standard
+library only: the binding and the providers both build on these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+
+@dataclasses.dataclass(frozen=True)
+class IoTensor:
+    """One I/O tensor of an engine, in the engine's own order."""
+
+    name: str
+    is_input: bool
+    dtype: str | int  # an ExecuTorch ScalarType name ("float32") or value
+    rank: int
+    # For an output the engine writes into one of its inputs in place
+    # (TensorRT KV-cache update): that input's name.
+    aliased_input: str | None = None
+    is_shape_tensor: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineLoadOptions:
+    """What the backend passes to `deserialize` besides the plan."""
+
+    device_id: int
+    weight_streaming_budget: int | None = None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    io_tensors: Sequence[IoTensor]
+    num_profiles: int
+
+    def profile_shape(self, profile: int, name: str) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
+        """(min, opt, max) dims of input `name` in optimization profile `profile`."""
+
+    def set_input_shape(self, name: str, shape: tuple[int, ...]) -> None: ...
+
+    def get_output_shape(self, name: str) -> Sequence[int]:
+        """After all input shapes are set."""
+
+    def set_tensor_address(self, name: str, address: int) -> None: ...
+
+    def enqueue(self, stream: int | None) -> None:
+        """Launch the engine on `stream` (a cudaStream_t as int; None for host providers)."""
+
+    # Optional: select_profile(profile: int, stream: int | None) -> None and
+    # close() -> None (called when the backend destroys the engine).
+
+
+@runtime_checkable
+class EngineProvider(Protocol):
+    def deserialize(self, plan: memoryview, device_id: int, options: EngineLoadOptions) -> Engine | None:
+        """Return an engine, or None / raise NotAcceptedError for a plan in another format."""
