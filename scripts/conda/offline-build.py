@@ -25,9 +25,9 @@ tasks' scripts (scripts/conda/env-build.sh, env-test.sh).
 Usage: scripts/conda/offline-build.py [--target linux-64:13.0 ...] [--no-env-tasks]
 Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use);
 downloads wheels with pip and Debian packages with apt-get (cached under
-build/); the public TensorRT 11.1 headers come from beside the checkout
-(../shared/sdk/tensorrt-11.1) or $TensorRT_ROOT. Everything it writes is
-under build/conda-offline.
+build/); the public TensorRT 11.1 headers come from $TensorRT_ROOT, else
+from shared/sdk/tensorrt-11.1 beside the checkout (../shared/...) or beside a
+folder above it. Everything it writes is under build/conda-offline.
 """
 
 from __future__ import annotations

@@ -53,8 +53,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 WHEELS = ROOT / "build" / "conda-wheels"
 DEBS = ROOT / "build" / "conda-debs"
-# The public TensorRT 11.1 headers: beside the checkout, or where TensorRT_ROOT says.
-TENSORRT_HEADERS = Path(os.environ.get("TensorRT_ROOT") or ROOT.parent / "shared" / "sdk" / "tensorrt-11.1") / "include"
+
+
+def _tensorrt_headers() -> Path:
+    """The public TensorRT 11.1 headers: where TensorRT_ROOT says, else in
+    shared/sdk/tensorrt-11.1 beside the checkout (or beside a folder above it,
+    for a checkout kept in a subfolder such as a git worktree)."""
+    if os.environ.get("TensorRT_ROOT"):
+        return Path(os.environ["TensorRT_ROOT"]) / "include"
+    for parent in ROOT.parents:
+        candidate = parent / "shared" / "sdk" / "tensorrt-11.1" / "include"
+        if (candidate / "NvInferRuntime.h").exists():
+            return candidate
+    return ROOT.parent / "shared" / "sdk" / "tensorrt-11.1" / "include"
+
+
+TENSORRT_HEADERS = _tensorrt_headers()
 TENSORRT_VERSION = "11.1.0.106"
 CUDA_TARGET = {"linux-64": "x86_64-linux", "linux-aarch64": "sbsa-linux"}
 GNU_TRIPLE = {"linux-64": "x86_64-linux-gnu", "linux-aarch64": "aarch64-linux-gnu"}
@@ -601,7 +615,7 @@ def other_standins(work: Path, platforms: list[str]) -> list[Standin]:
     shutil.rmtree(h, ignore_errors=True)
     if not (TENSORRT_HEADERS / "NvInferRuntime.h").exists():
         raise SystemExit(f"standins: no TensorRT 11.1 headers at {TENSORRT_HEADERS}: put the public headers "
-                         "beside the checkout (../shared/sdk/tensorrt-11.1) or set TensorRT_ROOT")
+                         "in shared/sdk/tensorrt-11.1 beside the checkout (or a folder above it), or set TensorRT_ROOT")
     copy(TENSORRT_HEADERS, h / "include")
     out.append(Standin("libnvinfer-headers", TENSORRT_VERSION, "noarch",
                        "libnvinfer-headers: the public TensorRT 11.1 headers", files=h))
