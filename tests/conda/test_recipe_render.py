@@ -116,6 +116,12 @@ def test_third_party_licenses_ship_with_libexecutorch(rendered):
         assert spdx in lib["about"]["license"]
 
 
+def test_executorch_headers_ship_pytorch_license(rendered):
+    """libexecutorch-devel's headers include PyTorch's c10 headers."""
+    (devel,) = by_name(rendered["linux-64"], "libexecutorch-devel")
+    assert devel["about"]["license_file"] == ["executorch-LICENSE", "licenses/executorch/PyTorch-LICENSE"]
+
+
 def test_plugin_build_dependencies(rendered, versions):
     compilers = {"12.9": "14", "13.0": "15"}
     for platform, outputs in rendered.items():
