@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build the plugin with the repository's CMakeLists.txt (the same entry the
-# wheel's scikit-build-core build uses) and install it in conda's layout:
-# lib/ (plugin), bin/ (tte-run), include/ and lib/cmake/ (for C++ users).
-# The rpath is $ORIGIN: ExecuTorch, libcudart and libnvinfer all sit in lib/.
+# wheel's scikit-build-core build uses), run its C++ tests, and install it in
+# conda's layout: lib/ (plugin), bin/ (tte-run), include/ and lib/cmake/ (for
+# C++ users). The rpath is $ORIGIN: ExecuTorch, libcudart and libnvinfer all
+# sit in lib/. scripts/conda/env-build.sh runs this same script in a pixi
+# environment (PREFIX is the environment there).
 set -euo pipefail
 
 case "${target_platform}" in
@@ -12,27 +14,27 @@ case "${target_platform}" in
 esac
 
 # The C++ unit tests run here unless the binaries are for another machine.
-# TTE_RUN_TESTS and TTE_WITH_TENSORRT only reach this script outside
-# rattler-build's isolated environment: scripts/conda-prefix-check.sh and
-# scripts/conda-offline-build.py run it where no TensorRT headers exist, after
-# the tests ran elsewhere.
-tests="${TTE_RUN_TESTS:-ON}"
+tests=ON
 if [[ "${CONDA_BUILD_CROSS_COMPILATION:-0}" == 1 ]]; then
   tests=OFF
 fi
 
-build_dir="${SRC_DIR}/build-conda"
+build_dir="${TTE_CONDA_BUILD_DIR:-${SRC_DIR}/build-conda}"
 # ${CMAKE_ARGS} carries conda's install prefix and, when cross-compiling,
 # its toolchain settings; it is deliberately split into words.
+# TTE_GLIBC_COMPAT pins symbol versions for manylinux wheels; conda's
+# sysroot and libstdcxx set the floor here instead.
 # shellcheck disable=SC2086
 cmake -S "${SRC_DIR}" -B "${build_dir}" -G Ninja ${CMAKE_ARGS:-} \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="${PREFIX}" \
+  -DCMAKE_PREFIX_PATH="${PREFIX}" \
   -DEXECUTORCH_ROOT="${PREFIX}" \
   -DTTE_CUDA_ROOT="${PREFIX}/targets/${cuda_target}" \
-  -DTTE_WITH_TENSORRT="${TTE_WITH_TENSORRT:-ON}" \
+  -DTTE_WITH_TENSORRT=ON \
   -DTensorRT_ROOT="${PREFIX}" \
   -DTTE_CUDA_TEST_PROVIDER=OFF \
+  -DTTE_GLIBC_COMPAT=OFF \
   -DTTE_BUILD_TESTS="${tests}" \
   -DTTE_BUILD_TOOLS=ON \
   -DTTE_INSTALL_RPATH='$ORIGIN' \

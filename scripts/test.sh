@@ -3,7 +3,7 @@
 # (ctest), Python tests (pytest), then the CI steps in scripts/ci/ (static
 # checks, the wheel as users get it and on every CPython installed, the
 # sanitizer build, valgrind, a fuzz smoke pass, the linux-aarch64 cross
-# build under qemu) and the conda recipe checks.
+# build under qemu) and the conda checks (scripts/conda/test.sh).
 # GPU-only tests skip with a message here; scripts/gpu-check.sh runs them on
 # a GPU machine. Usage: scripts/test.sh [--quick]   (--quick: build + ctest + pytest only)
 set -euo pipefail
@@ -43,8 +43,8 @@ step "valgrind memcheck of tte-run on the host test provider"
 scripts/ci/valgrind-check.sh build/wheel
 step "fuzz smoke pass"
 scripts/ci/fuzz-smoke.sh
-step "conda recipe: offline render checks and a conda-like prefix"
-scripts/conda-test.sh
+step "conda: recipe render checks, offline build and tests of every output (linux-64, linux-aarch64), pixi tasks"
+scripts/conda/test.sh
 step "linux-aarch64 cross build, C++ tests under qemu"
 scripts/ci/cross-aarch64.sh
 step "all tests passed"

@@ -89,31 +89,18 @@ log "configure and build in $build (plugin, tte-run, C++ unit tests)"
   "${cross_args[@]}" > "$build/configure.log" 2>&1 || { tail -40 "$build/configure.log"; die "configure failed"; }
 .venv/bin/ninja -C "$build/cmake" -j2 > "$build/build.log" 2>&1 || { tail -40 "$build/build.log"; die "build failed"; }
 
-# The Program API tests run .pte files that ctest normally packs first with
-# the plugin it just built; an aarch64 plugin cannot load into this machine's
-# Python, so they are packed with the x86-64 build (scripts/build.sh's, or
-# the plugin TTE_HOST_PLUGIN names).
-x86_plugin="${TTE_HOST_PLUGIN:-$root/build/wheel/cpp/libexecutorch_backend_tensorrt.so}"
-if [ ! -f "$x86_plugin" ]; then
-  log "packing the test programs needs the x86-64 build: running scripts/build.sh"
-  scripts/build.sh
-fi
-fixtures="$build/cmake/cpp/tests/fixtures"
-env PYTHONPATH="$root/src" TORCH_TENSORRT_EXECUTORCH_LIBRARY="$x86_plugin" \
-  "$py" tests/fixtures/make_cpp_fixtures.py "$fixtures" > "$build/fixtures.log" 2>&1 \
-  || { tail -20 "$build/fixtures.log"; die "packing the test programs failed"; }
-
 log "C++ unit tests under qemu-aarch64-static -L /usr/aarch64-linux-gnu"
 # The tests load provider libraries from TTE_TEST_PROVIDER_DIR when it is set
 # (scripts/test.sh sets it to the x86-64 build): point it at the aarch64 ones.
+# The programs the Program API tests load are copied from tests/fixtures/cpp/.
 TTE_TEST_PROVIDER_DIR="$root/$build/cmake/cpp" .venv/bin/ctest --test-dir "$build/cmake" \
-  --output-on-failure -j2 -E '^cpp_program_fixtures$' --fixture-exclude-setup tte_cpp_programs
+  --output-on-failure -j2
 
 log "install and check ELF machine, NEEDED and RUNPATH (wheel layout: site-packages/)"
 .venv/bin/cmake --install "$build/cmake" > /dev/null
 pkg="$site/torch_tensorrt_executorch_runtime"
 # manylinux: the C++ runtime comes from the system, like glibc.
-"$py" scripts/conda-elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
+"$py" scripts/conda/elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
   "$pkg/lib/libexecutorch_backend_tensorrt.so" "$pkg/bin/tte-run"
 qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --help > /dev/null
 log "tte-run --help ran under qemu (no LD_LIBRARY_PATH: RUNPATH found everything)"
@@ -134,7 +121,7 @@ if [ "$wheel" = 1 ]; then
   mkdir -p "$build/wheel-check"
   unzip -q "$whl" -d "$build/wheel-check"
   cp -a "$site/executorch" "$site/nvidia" "$build/wheel-check/"
-  "$py" scripts/conda-elf-check.py --root "$build/wheel-check" --machine AArch64 \
+  "$py" scripts/conda/elf-check.py --root "$build/wheel-check" --machine AArch64 \
     --system libstdc++.so.6 --system libgcc_s.so.1 \
     "$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so" \
     "$build/wheel-check/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so"

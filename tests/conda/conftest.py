@@ -1,4 +1,4 @@
-"""Shared fixtures: the repository's manifests and the offline recipe render."""
+"""Shared fixtures: the repository's manifests and the offline recipe renders."""
 
 from __future__ import annotations
 
@@ -30,12 +30,24 @@ def pyproject() -> dict:
 
 
 @pytest.fixture(scope="session")
-def rendered() -> dict[str, list[dict]]:
-    """{platform: [output, ...]} from scripts/conda-render.py."""
+def render_module():
+    """scripts/conda/render.py, imported."""
     pytest.importorskip(
         "rattler_build",
-        reason="py-rattler-build is not installed here; scripts/conda-test.sh runs these tests in .venv-conda")
-    spec = importlib.util.spec_from_file_location("conda_render", ROOT / "scripts" / "conda-render.py")
+        reason="py-rattler-build is not installed here; scripts/conda/test.sh runs these tests in .venv-conda")
+    spec = importlib.util.spec_from_file_location("conda_render", ROOT / "scripts" / "conda" / "render.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return {platform: module.render(platform) for platform in module.PLATFORMS}
+    return module
+
+
+@pytest.fixture(scope="session")
+def rendered(render_module) -> dict[str, list[dict]]:
+    """{platform: [output, ...]} under recipe/variants.yaml."""
+    return {platform: render_module.render(platform, "variants") for platform in render_module.PLATFORMS}
+
+
+@pytest.fixture(scope="session")
+def rendered_conda_forge(render_module) -> dict[str, list[dict]]:
+    """{platform: [output, ...]} under conda-forge's pinning and the recipe's conda-forge overrides."""
+    return {platform: render_module.render(platform, "conda-forge") for platform in render_module.PLATFORMS}

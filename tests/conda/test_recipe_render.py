@@ -1,5 +1,6 @@
-"""The recipe rendered offline for linux-64 and linux-aarch64: which packages
-each platform gets, their variants, dependencies, run_exports and tests."""
+"""The recipe rendered offline under recipe/variants.yaml for linux-64 and
+linux-aarch64: which packages each platform gets, their variants,
+dependencies, run_exports, licenses and tests."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+RECIPE_TEXT = (ROOT / "recipe" / "recipe.yaml").read_text()
 
 PLUGIN = "libtorch-tensorrt-executorch"
 PLUGIN_DEVEL = "libtorch-tensorrt-executorch-devel"
 PYTHON_PACKAGE = "torch-tensorrt-executorch-runtime"
-ARCH_OUTPUTS = {"libexecutorch", "libexecutorch-devel", PLUGIN, PLUGIN_DEVEL, "torch-tensorrt"}
+ARCH_OUTPUTS = {"libexecutorch", "libexecutorch-devel", PLUGIN, PLUGIN_DEVEL, "tensorrt"}
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
+GLIBC = {"linux-64": "2.28", "linux-aarch64": "2.34"}
 
 
 def by_name(outputs: list[dict], name: str) -> list[dict]:
@@ -31,6 +34,10 @@ def spec_names(specs: list) -> list[str]:
             (_, args), = item.items()
             names.append(args["name"])
     return names
+
+
+def python_of(output: dict) -> str:
+    return re.match(r"\d+\.\d+", output["variant"]["python"]).group(0)
 
 
 def test_each_platform_gets_every_package(rendered):
@@ -53,7 +60,7 @@ def test_plugin_cuda_variants_per_platform(rendered, versions):
 def test_build_strings_and_numbers_distinguish_cuda(rendered):
     for platform, outputs in rendered.items():
         for o in outputs:
-            if o["name"] not in (PLUGIN, PLUGIN_DEVEL, "torch-tensorrt"):
+            if o["name"] not in (PLUGIN, PLUGIN_DEVEL, "tensorrt"):
                 continue
             cuda = o["variant"]["cuda_compiler_version"]
             assert o["build_string"].startswith("cuda" + cuda.replace(".", "")), o["build_string"]
@@ -65,27 +72,58 @@ def test_build_strings_and_numbers_distinguish_cuda(rendered):
 
 
 def test_executorch_runtime_is_built_once_per_platform(rendered, versions):
+    """Every CUDA job builds the same libexecutorch packages: one hash, no CUDA key, the
+    devel test's compiler left out of it."""
     for platform, outputs in rendered.items():
         for name in ("libexecutorch", "libexecutorch-devel"):
             builds = by_name(outputs, name)
-            assert len(builds) == 1, f"{name} on {platform} depends on CUDA or Python: {builds}"
+            assert len(builds) == 1, f"{name} on {platform} splits by CUDA or compiler: {builds}"
             assert builds[0]["version"] == versions["executorch"]
-            assert "cuda_compiler_version" not in builds[0]["variant"]
+            assert not {"cuda_compiler_version", "cxx_compiler_version"} & set(builds[0]["variant"])
+        (lib,) = by_name(outputs, "libexecutorch")
+        assert lib["requirements"]["build"] == [f"sysroot_{platform} {GLIBC[platform]}.*"]
+        assert lib["requirements"]["host"] == ["libstdcxx", "libgcc"]
+        # rattler-build relinks and link-checks the repackaged libraries.
+        assert lib["dynamic_linking"].get("binary_relocation", True) is not False
 
 
 def test_executorch_wheel_source_matches_platform_and_version(rendered, versions):
-    arch = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
     for platform, outputs in rendered.items():
         (lib,) = by_name(outputs, "libexecutorch")
         (staging,) = [s for s in lib["staging"] if s["name"] == "executorch-wheel"]
         assert staging["script"]["file"] == "install-executorch-wheel.sh"
-    text = (ROOT / "recipe" / "recipe.yaml").read_text()
-    for a in arch.values():
-        assert re.search(rf"/executorch-{re.escape(versions['executorch'])}-cp3\d+-cp3\d+-manylinux_2_28_{a}\.whl\n"
-                         r"\s+sha256: [0-9a-f]{64}\n", text), f"no pinned executorch wheel for {a}"
+        # The delegates that load vendor SDKs conda does not have are left out.
+        assert not [f for f in lib["files"] if "openvino" in f or "qnn" in f]
+    for arch in ("x86_64", "aarch64"):
+        assert re.search(rf"/executorch-{re.escape(versions['executorch'])}-cp3\d+-cp3\d+-manylinux_2_28_{arch}\.whl\n"
+                         r"\s+sha256: [0-9a-f]{64}\n", RECIPE_TEXT), f"no pinned executorch wheel for {arch}"
+
+
+def test_third_party_licenses_ship_with_libexecutorch(rendered):
+    (lib,) = by_name(rendered["linux-64"], "libexecutorch")
+    files = lib["about"]["license_file"]
+    kept = sorted(p.name for p in (ROOT / "recipe" / "licenses" / "executorch").iterdir())
+    assert sorted(Path(f).name for f in files if f.startswith("licenses/")) == kept, "a license file is not shipped"
+    assert "executorch-LICENSE" in files
+    readme = (ROOT / "recipe" / "licenses" / "executorch" / "README.md").read_text()
+    for component in ("XNNPACK", "KleidiAI", "pthreadpool", "cpuinfo", "FP16", "FXdiv", "FlatBuffers",
+                      "FlatCC", "Eigen", "pocketfft", "PyTorch"):
+        assert component in readme, f"{component} is not listed in the third-party license table"
+    for name in kept:
+        if name != "README.md":
+            assert name in readme, f"{name} is shipped but not explained"
+    for spdx in ("BSD-3-Clause", "BSD-2-Clause", "MIT", "Apache-2.0", "MPL-2.0"):
+        assert spdx in lib["about"]["license"]
+
+
+def test_executorch_headers_ship_pytorch_license(rendered):
+    """libexecutorch-devel's headers include PyTorch's c10 headers."""
+    (devel,) = by_name(rendered["linux-64"], "libexecutorch-devel")
+    assert devel["about"]["license_file"] == ["executorch-LICENSE", "licenses/executorch/PyTorch-LICENSE"]
 
 
 def test_plugin_build_dependencies(rendered, versions):
+    compilers = {"12.9": "14", "13.0": "15"}
     for platform, outputs in rendered.items():
         for o in by_name(outputs, PLUGIN):
             cuda = o["variant"]["cuda_compiler_version"]
@@ -93,20 +131,22 @@ def test_plugin_build_dependencies(rendered, versions):
             assert staging["name"] == "torch-tensorrt-executorch-build"
             assert staging["script"]["file"] == "build.sh"
             build = staging["requirements"]["build"]
-            assert f"gxx_{platform} 14.*" in build and f"gcc_{platform} 14.*" in build
-            assert f"sysroot_{platform} 2.28.*" in build
+            gcc = compilers[cuda]
+            assert f"gxx_{platform} {gcc}.*" in build and f"gcc_{platform} {gcc}.*" in build
+            assert f"sysroot_{platform} {GLIBC[platform]}.*" in build
+            # conda-forge enables CUDA variants only for recipes using the CUDA compiler.
+            assert f"cuda-nvcc_{platform} {cuda}.*" in build
             assert "cmake >=3.28" in build and "ninja" in build
-            # The plugin has no CUDA kernels: nvcc is not needed.
-            assert not any(str(b).startswith("cuda-nvcc") for b in build)
             host = staging["requirements"]["host"]
             trt = f"libnvinfer-devel >={versions['tensorrt_full_min']},<{versions['tensorrt_full_max_exclusive']}"
-            for spec in (f"cuda-version {cuda}.*", "cuda-cudart-dev", f"cuda-crt-dev_{platform}", trt,
+            for spec in (f"cuda-version =={cuda}", "cuda-cudart-dev", f"cuda-crt-dev_{platform}", trt,
                          "nlohmann_json", "gtest"):
                 assert spec in host, f"{spec} missing from the staging host of {platform} CUDA {cuda}"
             assert {"pin_subpackage": {"name": "libexecutorch-devel", "exact": True}} in host
             assert staging["requirements"]["ignore_run_exports"] == {"by_name": ["gtest"]}
-            if platform == "linux-aarch64":
-                assert "arm-variant * sbsa" in build
+            assert ("arm-variant * sbsa" in build) == (platform == "linux-aarch64")
+            # The output's own build carries the sysroot rattler-build's link checks read.
+            assert o["requirements"]["build"] == [f"sysroot_{platform} {GLIBC[platform]}.*"]
 
 
 def test_plugin_run_dependencies(rendered, versions):
@@ -121,7 +161,7 @@ def test_plugin_run_dependencies(rendered, versions):
             constraints = o["requirements"].get("run_constraints", [])
             assert constraints == (["arm-variant * sbsa"] if platform == "linux-aarch64" else [])
             assert "*/libcuda.so*" in o["dynamic_linking"]["missing_dso_allowlist"]
-            assert o["files"] == ["lib/libexecutorch_backend_tensorrt.so", "bin/tte-run"]
+            assert o["files"] == ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt.so", "bin/tte-run"]
 
 
 def test_only_devel_outputs_carry_run_exports(rendered):
@@ -153,43 +193,85 @@ def test_python_package(rendered, versions, pyproject):
     assert f"python >={o['variant']['python_min']}" in run
     assert f"{PLUGIN} =={versions['project']}" in run
     # The wheel's dependencies, in conda-forge's names; executorch and the
-    # CUDA runtime arrive through the plugin package.
+    # CUDA runtime arrive through the plugin package (install-python-package.sh
+    # takes them out of the metadata, so pip check passes).
     wheel_deps = {re.split(r"[<>=!;\s]", d)[0] for d in pyproject["project"]["dependencies"]}
     conda_name = {"flatbuffers": "python-flatbuffers", "numpy": "numpy",
                   "executorch": PLUGIN, "nvidia-cuda-runtime": PLUGIN}
     assert wheel_deps <= set(conda_name), f"new wheel dependency without a conda mapping: {wheel_deps - set(conda_name)}"
     assert {conda_name[d] for d in wheel_deps} <= set(spec_names(run))
+    stripped = re.findall(r"executorch\|nvidia-cuda-runtime", (ROOT / "recipe" / "install-python-package.sh").read_text())
+    assert stripped, "install-python-package.sh no longer takes the PyPI-only requirements out"
+    # The plugin is found in the environment's lib/: no symlink in a noarch package.
+    assert "ln -s" not in (ROOT / "recipe" / "install-python-package.sh").read_text()
 
 
-def test_torch_tensorrt_repackages_cuda13_wheels_per_python(rendered, versions):
+def test_tensorrt_bindings_per_python(rendered, versions):
     for platform, outputs in rendered.items():
-        builds = by_name(outputs, "torch-tensorrt")
-        assert sorted(o["variant"]["python"] for o in builds) == PYTHONS
+        builds = by_name(outputs, "tensorrt")
+        assert sorted(python_of(o) for o in builds) == PYTHONS
         for o in builds:
-            assert o["version"] == versions["torch_tensorrt"]
+            assert o["version"] == "11.1.0.106"
             assert o["variant"]["cuda_compiler_version"].startswith("13.")
-            py = o["variant"]["python"].replace(".", "")
-            assert f"_py{py}_" in o["build_string"]
+            assert f"_py{python_of(o).replace('.', '')}_" in o["build_string"]
             run = o["requirements"]["run"]
-            assert f"pytorch >={versions['torch_min']},<{versions['torch_max_exclusive']} cuda13*" in run
-            assert "cuda-version >=13,<14" in run
-            # Torch-TensorRT's [executorch] extra asks for executorch<1.5; the
-            # package must not carry that pin.
-            assert not any("executorch" in str(r) and "<1.5" in str(r) for r in run)
+            for lib in ("libnvinfer", "libnvinfer-plugin", "libnvonnxparser"):
+                assert f"{lib} >={versions['tensorrt_full_min']},<{versions['tensorrt_full_max_exclusive']}" in run
+            (wheel,) = [s for s in o["sources"] if "bindings" in s.get("url", "")]
+            arch = "x86_64" if platform == "linux-64" else "aarch64"
+            tag = "cp" + python_of(o).replace(".", "")
+            assert re.search(rf"tensorrt_cu13_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl$", wheel["url"])
+            assert re.fullmatch(r"[0-9a-f]{64}", wheel["sha256"])
+            imports = [t["python"]["imports"] for t in o["tests"] if "python" in t]
+            assert imports == [["tensorrt", "tensorrt_bindings"]]
             if platform == "linux-aarch64":
                 assert "cross-python_linux-aarch64" in o["requirements"]["build"]
 
 
-def test_torch_tensorrt_wheel_pins(versions):
-    text = (ROOT / "recipe" / "recipe.yaml").read_text()
+def test_torch_tensorrt_is_skipped_until_pytorch_2_14(rendered):
+    """conda-forge's pytorch is not at 2.14: the output is skipped, not published untestable."""
+    for outputs in rendered.values():
+        assert not by_name(outputs, "torch-tensorrt")
+    assert "pytorch is undefined or not match(pytorch," in RECIPE_TEXT
+
+
+def test_torch_tensorrt_with_pytorch_2_14(render_module, versions):
+    """What a channel with pytorch 2.14 builds: per CPython, its import tested."""
+    for platform in render_module.PLATFORMS:
+        variants = render_module.variant_config(platform, "variants")
+        variants = variants.merge(type(variants)({"pytorch": ["2.14"]}))
+        builds = by_name(render_module.render(platform, variants=variants), "torch-tensorrt")
+        assert sorted(python_of(o) for o in builds) == PYTHONS
+        for o in builds:
+            assert o["version"] == versions["torch_tensorrt"]
+            assert o["variant"]["cuda_compiler_version"].startswith("13.")
+            run = o["requirements"]["run"]
+            assert "pytorch * cuda*" in run and "dllist" in run
+            (pin,) = [r["pin_subpackage"] for r in run if isinstance(r, dict) and "pin_subpackage" in r]
+            assert pin["name"] == "tensorrt" and pin["upper_bound"] == "x.x.x"
+            host = o["requirements"]["host"]
+            assert "pytorch" in host
+            assert "patchelf" in o["requirements"]["build"]
+            # Torch-TensorRT's [executorch] extra asks for executorch<1.5; the
+            # package must not carry that pin.
+            assert not any("executorch" in str(r) and "<1.5" in str(r) for r in run)
+            imports = [t["python"]["imports"] for t in o["tests"] if "python" in t]
+            assert imports == [["torch_tensorrt", "torch_tensorrt.dynamo"]]
+    script = (ROOT / "recipe" / "install-torch-tensorrt.sh").read_text()
+    assert "--remove-needed libtorch_nvshmem.so" in script
+
+
+def test_wheel_pins_are_well_formed(versions):
     v = re.escape(versions["torch_tensorrt"])
     for arch in ("x86_64", "aarch64"):
         for py in PYTHONS:
             tag = "cp" + py.replace(".", "")
-            pattern = (rf'- if: {arch} and python == "{re.escape(py)}"\n\s+then:\n'
-                       rf"\s+url: https://files\.pythonhosted\.org/\S+/torch_tensorrt-{v}-{tag}-{tag}-manylinux_2_28_{arch}\.whl\n"
-                       r"\s+sha256: [0-9a-f]{64}\n")
-            assert re.search(pattern, text), f"no pinned torch-tensorrt wheel for {tag} {arch}"
+            for wheel in (rf"torch_tensorrt-{v}-{tag}-{tag}-manylinux_2_28_{arch}\.whl",
+                          rf"tensorrt_cu13_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl"):
+                pattern = (rf'- if: {arch} and match\(python, "{re.escape(py)}\.\*"\)\n\s+then:\n'
+                           rf"\s+url: https://files\.pythonhosted\.org/\S+/{wheel}\n"
+                           r"\s+sha256: [0-9a-f]{64}\n")
+                assert re.search(pattern, RECIPE_TEXT), f"no pinned {wheel} for {tag} {arch}"
 
 
 def test_every_output_has_tests(rendered):
@@ -199,8 +281,10 @@ def test_every_output_has_tests(rendered):
             assert "package_contents" in kinds, f"{o['name']} has no package_contents test"
             assert len(kinds) >= 2, f"{o['name']} tests only its file list"
             contents = next(t["package_contents"] for t in o["tests"] if "package_contents" in t)
-            if o["name"] != "torch-tensorrt":
-                assert contents.get("strict") is True, f"{o['name']}: package_contents is not strict"
+            assert contents.get("strict") is True, f"{o['name']}: package_contents is not strict"
+            for test in o["tests"]:
+                if "python" in test:
+                    assert test["python"].get("pip_check", True), f"{o['name']} turns pip check off"
 
 
 def test_cli_and_import_tests(rendered):
@@ -208,30 +292,41 @@ def test_cli_and_import_tests(rendered):
     imports = [t["python"]["imports"] for t in runtime["tests"] if "python" in t]
     assert imports == [["torch_tensorrt_executorch_runtime"]]
     scripts = " ".join(str(t["script"]) for t in runtime["tests"] if "script" in t)
-    assert "torch-tensorrt-executorch --help" in scripts and "torch-tensorrt-executorch doctor" in scripts
+    for command in ("torch-tensorrt-executorch --help", "torch-tensorrt-executorch doctor",
+                    "torch-tensorrt-executorch inspect tests/fixtures/cpp/"):
+        assert command in scripts
     for plugin in by_name(rendered["linux-64"], PLUGIN):
         scripts = " ".join(str(t["script"]) for t in plugin["tests"] if "script" in t)
-        assert "tte-run --help" in scripts and "RTLD_NOW" in scripts
+        assert "tte-run --help" in scripts and "RTLD_NOW" in scripts and "tensorrt-native" in scripts
 
 
 @pytest.mark.parametrize("path", [
     "recipe/build.sh", "recipe/install-executorch-wheel.sh", "recipe/install-python-package.sh",
-    "recipe/tests/executorch-consumer/CMakeLists.txt",
-    "recipe/tests/plugin-consumer/CMakeLists.txt",
+    "recipe/install-tensorrt-bindings.sh", "recipe/install-torch-tensorrt.sh",
+    "recipe/tests/executorch-consumer/CMakeLists.txt", "recipe/tests/plugin-consumer/CMakeLists.txt",
+    "tests/fixtures/cpp/two_methods.pte",
 ])
 def test_recipe_files_exist(path):
     assert (ROOT / path).is_file()
 
 
 def test_build_script_uses_the_wheels_cmake_entry():
-    """recipe/build.sh configures the root CMakeLists.txt, and every option it
-    passes is one the CMake sources define."""
+    """recipe/build.sh configures the root CMakeLists.txt with the native provider and
+    the C++ tests on (off only when cross-compiling), and every option it passes is one
+    the CMake sources define."""
     script = (ROOT / "recipe" / "build.sh").read_text()
     assert re.search(r'cmake -S "\$\{SRC_DIR\}"', script)
+    assert "-DTTE_WITH_TENSORRT=ON" in script and "ctest" in script
+    assert re.search(r"CONDA_BUILD_CROSS_COMPILATION.*\n\s+tests=OFF", script)
     cmake_sources = "\n".join(p.read_text() for p in [ROOT / "CMakeLists.txt", *(ROOT / "cmake").glob("*.cmake"),
                                                       ROOT / "cpp" / "CMakeLists.txt"])
     options = set(re.findall(r"-D((?:TTE_|EXECUTORCH_|TensorRT_)\w+)=", script))
-    assert {"EXECUTORCH_ROOT", "TTE_CUDA_ROOT", "TTE_INSTALL_RPATH", "TTE_INSTALL_LIBDIR",
+    assert {"EXECUTORCH_ROOT", "TTE_CUDA_ROOT", "TTE_INSTALL_RPATH", "TTE_INSTALL_LIBDIR", "TTE_GLIBC_COMPAT",
             "TTE_INSTALL_INCLUDEDIR", "TTE_INSTALL_BINDIR", "TTE_WITH_TENSORRT", "TTE_BUILD_TESTS"} <= options
     for option in options:
         assert re.search(rf"\b{option}\b", cmake_sources), f"build.sh passes -D{option}, which no CMake file reads"
+
+
+def test_recipe_turns_no_check_off():
+    assert "binary_relocation: false" not in RECIPE_TEXT, "link checks are off for an output"
+    assert "pip_check: false" not in RECIPE_TEXT

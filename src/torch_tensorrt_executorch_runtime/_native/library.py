@@ -40,14 +40,20 @@ _keep: list[ctypes.CDLL] = []
 
 
 def plugin_path() -> Path:
-    """Where the plugin is loaded from: $TORCH_TENSORRT_EXECUTORCH_LIBRARY, else lib/."""
+    """Where the plugin is loaded from: $TORCH_TENSORRT_EXECUTORCH_LIBRARY, else lib/.
+
+    The wheel ships it in this package's lib/; the conda package ships it in
+    the environment's lib/ (<prefix>/lib, three levels above this folder),
+    where its $ORIGIN rpath finds ExecuTorch, the CUDA runtime and TensorRT.
+    """
     override = os.environ.get(LIBRARY_ENV)
     if override:
         return Path(override)
-    # Resolved: the conda package links lib/ to the prefix's lib/, where the
-    # plugin's $ORIGIN rpath finds its dependencies (glibc takes $ORIGIN from
-    # the path it was given, not the link target).
-    return (PACKAGE_DIR / "lib" / LIBRARY_FILE).resolve()
+    in_package = PACKAGE_DIR / "lib" / LIBRARY_FILE
+    in_environment = PACKAGE_DIR.parents[2] / LIBRARY_FILE
+    if not in_package.exists() and in_environment.exists():
+        return in_environment
+    return in_package.resolve()
 
 
 def _exists(path: Path, what: str) -> bool:

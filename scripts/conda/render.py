@@ -2,13 +2,20 @@
 """Render recipe/recipe.yaml for every variant and platform, offline.
 
 Uses py-rattler-build (no rattler-build binary, no conda channel): parses and
-lints the recipe, expands recipe/variants.yaml for linux-64 and linux-aarch64
-(built on linux-64, as conda-forge cross-compiles), and prints each output
-with its build string, dependencies and run_exports. --json prints the same
-as JSON (what tests/conda reads).
+lints the recipe and expands its variants for linux-64 and linux-aarch64
+(built on linux-64, as conda-forge cross-compiles) under one of two variant
+configurations:
+  variants     recipe/variants.yaml, what builds outside conda-forge use;
+  conda-forge  conda-forge's global pinning with its CUDA 13 migration
+               (tests/fixtures/conda-forge-pinning.yaml) and the recipe's
+               conda-forge overrides (recipe/conda_build_config.yaml), with
+               CF_CUDA_ENABLED set as conda-smithy sets it for a recipe that
+               uses compiler('cuda').
+Prints each output with its build string, dependencies and run_exports;
+--json prints the same as JSON (what tests/conda reads).
 
-Usage: scripts/conda-render.py [--json] [--platform P ...]
-Runs under .venv-conda (made by scripts/setup-conda-tools.sh on first use).
+Usage: scripts/conda/render.py [--config variants|conda-forge] [--json] [--platform P ...]
+Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use).
 """
 
 from __future__ import annotations
@@ -20,10 +27,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipe" / "recipe.yaml"
 VARIANTS = ROOT / "recipe" / "variants.yaml"
+CONDA_FORGE_OVERRIDES = ROOT / "recipe" / "conda_build_config.yaml"
+CONDA_FORGE_PINNING = ROOT / "tests" / "fixtures" / "conda-forge-pinning.yaml"
 PLATFORMS = ("linux-64", "linux-aarch64")
+CONFIGS = ("variants", "conda-forge")
 BUILD_PLATFORM = "linux-64"
 
 try:
@@ -34,10 +44,35 @@ except ImportError:
     # Any interpreter can start this script; it continues in .venv-conda.
     venv_python = ROOT / ".venv-conda" / "bin" / "python"
     if not venv_python.exists():
-        subprocess.run([str(ROOT / "scripts" / "setup-conda-tools.sh")], check=True)
+        subprocess.run([str(ROOT / "scripts" / "conda" / "setup-tools.sh")], check=True)
     if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
-        sys.exit("conda-render: py-rattler-build did not install into .venv-conda")
+        sys.exit("render: py-rattler-build did not install into .venv-conda")
     os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
+
+
+def platform_config(platform: str) -> PlatformConfig:
+    return PlatformConfig(target_platform=platform, build_platform=BUILD_PLATFORM, host_platform=platform)
+
+
+def variant_config(platform: str, config: str, cuda_enabled: bool = True) -> VariantConfig:
+    """The variant configuration a build for `platform` gets under `config`."""
+    jinja = JinjaConfig(platform=platform_config(platform))
+    if config == "variants":
+        return VariantConfig.from_file_with_context(VARIANTS, jinja)
+    if config != "conda-forge":
+        raise ValueError(f"unknown variant configuration {config!r}; expected one of {CONFIGS}")
+    # The pinning's selectors read CF_CUDA_ENABLED from the environment.
+    saved = os.environ.get("CF_CUDA_ENABLED")
+    os.environ["CF_CUDA_ENABLED"] = "True" if cuda_enabled else "False"
+    try:
+        pinning = VariantConfig.from_conda_build_config(CONDA_FORGE_PINNING, jinja)
+        overrides = VariantConfig.from_conda_build_config(CONDA_FORGE_OVERRIDES, jinja)
+    finally:
+        if saved is None:
+            os.environ.pop("CF_CUDA_ENABLED")
+        else:
+            os.environ["CF_CUDA_ENABLED"] = saved
+    return pinning.merge(overrides)
 
 
 def _requirements(section: dict) -> dict:
@@ -45,12 +80,10 @@ def _requirements(section: dict) -> dict:
     return {k: section[k] for k in keys if section.get(k)}
 
 
-def render(platform: str) -> list[dict]:
+def render(platform: str, config: str = "variants", variants: VariantConfig | None = None) -> list[dict]:
     """Every distinct output (name + build string) the recipe yields for one target."""
-    config = PlatformConfig(target_platform=platform, build_platform=BUILD_PLATFORM,
-                            host_platform=platform)
-    variants = VariantConfig.from_file_with_context(VARIANTS, JinjaConfig(platform=config))
-    rendered = Stage0Recipe.from_file(RECIPE).render(variants, RenderConfig(platform=config))
+    variants = variants if variants is not None else variant_config(platform, config)
+    rendered = Stage0Recipe.from_file(RECIPE).render(variants, RenderConfig(platform=platform_config(platform)))
     outputs: dict[tuple[str, str], dict] = {}
     for variant in rendered:
         recipe = variant.recipe.to_dict()
@@ -66,6 +99,7 @@ def render(platform: str) -> list[dict]:
             "build_number": recipe["build"].get("number", 0),
             "noarch": recipe["build"].get("noarch"),
             "files": recipe["build"].get("files", []),
+            "script": recipe["build"].get("script"),
             "dynamic_linking": recipe["build"].get("dynamic_linking", {}),
             "entry_points": recipe["build"].get("python", {}).get("entry_points", []),
             "variant": {k: str(v) for k, v in variant.variant.items()},
@@ -76,6 +110,7 @@ def render(platform: str) -> list[dict]:
                          "script": s.get("build", {}).get("script")} for s in staging],
             "sources": recipe.get("source", []),
             "tests": recipe.get("tests", []),
+            "about": recipe.get("about", {}),
         }
     return sorted(outputs.values(), key=lambda o: (o["name"], o["build_string"]))
 
@@ -90,16 +125,17 @@ def _spec(item) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", choices=CONFIGS, default="variants", help="variant configuration")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a summary")
     parser.add_argument("--platform", nargs="+", default=list(PLATFORMS), choices=PLATFORMS)
     args = parser.parse_args()
-    result = {platform: render(platform) for platform in args.platform}
+    result = {platform: render(platform, args.config) for platform in args.platform}
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         print()
         return 0
     for platform, outputs in result.items():
-        print(f"{platform} (built on {BUILD_PLATFORM}): {len(outputs)} packages")
+        print(f"{platform} (built on {BUILD_PLATFORM}, {args.config}): {len(outputs)} packages")
         for o in outputs:
             subdir = "noarch" if o["noarch"] else platform
             print(f"  {o['name']} {o['version']} {o['build_string']} [{subdir}]")
@@ -109,7 +145,7 @@ def main() -> int:
                     if specs:
                         print(f"      staging {staging['name']} {section}: " + "; ".join(_spec(r) for r in specs))
             reqs = o["requirements"]
-            for section in ("host", "run", "run_constraints"):
+            for section in ("build", "host", "run", "run_constraints"):
                 if reqs.get(section):
                     print(f"      {section}: " + "; ".join(_spec(r) for r in reqs[section]))
             for strength, specs in reqs.get("run_exports", {}).items():

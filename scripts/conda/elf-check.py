@@ -8,7 +8,7 @@ to a file inside the tree, except the C library family, which always comes
 from the system. Libraries found that way are checked the same way in turn.
 Reads `readelf` output, so it also checks binaries for another architecture.
 
-Usage: conda-elf-check.py --root DIR [--machine AArch64] [--system NAME]... FILE...
+Usage: scripts/conda/elf-check.py --root DIR [--machine AArch64] [--system NAME]... FILE...
 Exit status 1 when any check fails; the report names the file and the reason.
 """
 
@@ -140,9 +140,9 @@ def main() -> int:
     args = parser.parse_args()
     problems = check(args.files, args.root, args.machine, set(args.system))
     if problems:
-        print(f"conda-elf-check: {problems} problem(s)")
+        print(f"elf-check: {problems} problem(s)")
         return 1
-    print("conda-elf-check: every NEEDED library resolves inside the tree")
+    print("elf-check: every NEEDED library resolves inside the tree")
     return 0
 
 

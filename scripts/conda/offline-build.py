@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""Build recipe/recipe.yaml, unchanged, offline; test every output; install and run it.
+
+For machines that reach no conda channel. The conda-forge packages the recipe
+needs come from a local file:// channel of stand-ins (scripts/conda/standins.py
+says what each one holds and how close it comes). For each target,
+`rattler-build build` (py-rattler-build's CLI entry, with recipe/variants.yaml
+narrowed to one CUDA version and CPython 3.11, the interpreter the stand-ins
+have) builds every output the recipe yields, with the recipe's staging,
+rattler-build's relinking and link checks, and runs each output's tests:
+  linux-64       CUDA 12.9 and 13.0, tests native;
+  linux-aarch64  CUDA 13.0 sbsa, cross-compiled on linux-64 with Debian's
+                 aarch64 toolchain behind conda-style compiler stand-ins; the
+                 tests run in linux-aarch64 environments with qemu-user
+                 running every aarch64 program (scripts/conda/qemu-exec.c,
+                 in place of binfmt_misc).
+linux-64 CUDA 13.0 also builds torch-tensorrt against the pytorch 2.14
+stand-in (PyPI's torch) and checks what of it runs without a GPU.
+Then, per target, the runtime packages go into a fresh prefix solved from the
+channels, where the installed plugin passes the ELF check and the CLI's
+`doctor` and `inspect` of a packed program run with no environment variables;
+and a prefix holding what pixi's default environment declares runs the pixi
+tasks' scripts (scripts/conda/env-build.sh, env-test.sh).
+
+Usage: scripts/conda/offline-build.py [--target linux-64:13.0 ...] [--no-env-tasks]
+Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use);
+downloads wheels with pip and Debian packages with apt-get (cached under
+build/); the public TensorRT 11.1 headers come from $TensorRT_ROOT, else
+from shared/sdk/tensorrt-11.1 beside the checkout (../shared/...) or beside a
+folder above it. Everything it writes is under build/conda-offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / "build" / "conda-offline"
+STANDINS = WORK / "standins"
+OUTPUT = WORK / "output"
+# linux-64 CUDA 13.0 first: its job builds the noarch Python package the
+# other targets' installs use, as on conda-forge.
+TARGETS = ["linux-64:13.0", "linux-64:12.9", "linux-aarch64:13.0"]
+PYTHON_VARIANT = "3.11.* *_cpython"
+QEMU = "/usr/bin/qemu-aarch64-static"
+ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
+ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
+
+try:
+    import rattler
+    from rattler_build import JinjaConfig, Package, PlatformConfig, VariantConfig
+except ImportError:
+    # Any interpreter can start this script; it continues in .venv-conda.
+    venv_python = ROOT / ".venv-conda" / "bin" / "python"
+    if not venv_python.exists():
+        subprocess.run([str(ROOT / "scripts" / "conda" / "setup-tools.sh")], check=True)
+    if Path(sys.prefix).resolve() == venv_python.parent.parent.resolve():
+        sys.exit("offline-build: py-rattler-build did not install into .venv-conda")
+    os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import standins  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(f"[offline-build {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# ---- stand-ins and sources ----------------------------------------------------------
+
+def make_standins(targets: list[tuple[str, str]]) -> None:
+    platforms = sorted({p for p, _ in targets})
+    work = WORK / "standin-files"
+    items: list[standins.Standin] = []
+    items += standins.tool_standins(work)
+    items += standins.other_standins(work, platforms)
+    for platform in platforms:
+        cudas = sorted({c for p, c in targets if p == platform})
+        for cuda in cudas:
+            items += standins.cuda_standins(work, platform, cuda)
+        items += standins.tensorrt_standins(work, platform, cudas)
+        items += standins.compiler_standins(work, platform, ["14.2.0", "15.1.0"], ccache=WORK / "ccache")
+        items += standins.runtime_standins(work, platform)
+        items += standins.python_standins(work, platform)
+        items += standins.python_package_standins(work, platform)
+        if platform != "linux-64":
+            items.append(standins.cross_python_standin(work, platform))
+    if "linux-64" not in platforms:
+        items += standins.python_standins(work, "linux-64") + standins.python_package_standins(work, "linux-64")
+    items += standins.pytorch_standin(work)
+    standins.build_channel(STANDINS, work, items)
+
+
+def source_copy() -> Path:
+    """The files git does not ignore, copied, so the build sees one consistent tree."""
+    src = WORK / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        path = ROOT / name
+        if path.is_file() or path.is_symlink():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, src / name, follow_symlinks=False)
+    return src
+
+
+def qemu_shim() -> Path:
+    """scripts/conda/qemu-exec.c, compiled for this machine."""
+    out = WORK / "qemu-exec.so"
+    source = ROOT / "scripts" / "conda" / "qemu-exec.c"
+    if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o", str(out), str(source), "-ldl"],
+                       check=True)
+    return out
+
+
+def emulation_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment under which aarch64 programs run through qemu-user."""
+    env = dict(os.environ if base is None else base)
+    shim = str(qemu_shim())
+    env.update(TTE_QEMU=QEMU, TTE_QEMU_SYSROOT=ARM64_SYSROOT, TTE_QEMU_MACHINE="183",
+               TTE_QEMU_PRELOAD=shim, LD_PRELOAD=shim)
+    return env
+
+
+# ---- building -------------------------------------------------------------------------
+
+def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str]]:
+    """recipe/variants.yaml narrowed to one CUDA version (and its zipped compiler and glibc)."""
+    config = PlatformConfig(target_platform=platform, build_platform="linux-64", host_platform=platform)
+    variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml", JinjaConfig(platform=config))
+    chosen = variants["cuda_compiler_version"].index(cuda)
+    narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0]}
+    # CPython 3.11 is the one interpreter a stand-in exists for (also for the
+    # noarch package's python_min tests).
+    narrowed["python"] = [PYTHON_VARIANT]
+    narrowed["python_min"] = ["3.11"]
+    return narrowed
+
+
+def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log_name: str,
+                  skip_existing: str = "none") -> None:
+    """`rattler-build build --recipe recipe -m recipe/variants.yaml --variant ...`, through
+    py-rattler-build's CLI entry (its per-variant API solves a cross build's host
+    environment for the build machine). Tests run for every output; the
+    linux-aarch64 ones under qemu-user (emulation_env)."""
+    args = dict(recipes=[str(src / "recipe" / "recipe.yaml")], target_platform=platform, build_platform="linux-64",
+                channel=[OUTPUT.as_uri(), STANDINS.as_uri()], output_dir=str(OUTPUT),
+                variant_config=[str(src / "recipe" / "variants.yaml")], ignore_recipe_variants=True,
+                variant_overrides=overrides, test="native" if platform == "linux-64" else "native-and-emulated",
+                skip_existing=skip_existing)
+    code = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
+            "from rattler_build.cli_api import build_recipes\nbuild_recipes(**json.loads(sys.argv[1]))\n")
+    env = os.environ if platform == "linux-64" else emulation_env()
+    log_path = WORK / log_name
+    with log_path.open("w") as log_file:
+        result = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=env,
+                                stdout=log_file, stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        print(log_path.read_text()[-3000:])
+        # The build and test scripts keep their output beside them.
+        logs = sorted(OUTPUT.glob("*/*/*/conda_build.log"), key=lambda p: p.stat().st_mtime)
+        if logs:
+            print(f"--- {logs[-1]}")
+            print(logs[-1].read_text()[-6000:])
+        raise SystemExit(f"offline-build: rattler-build failed for {platform} (log: {log_path})")
+
+
+def built_packages() -> set[Path]:
+    return {p for p in OUTPUT.glob("*/*.conda") if p.parent.name != "broken"}
+
+
+def build(src: Path, platform: str, cuda: str) -> list[Path]:
+    before = built_packages()
+    overrides = variant_overrides(src, platform, cuda)
+    log(f"{platform} CUDA {cuda}: rattler-build, every output and its tests")
+    rattler_build(src, platform, overrides, f"build-{platform}-{cuda}.log")
+    packages = sorted(built_packages() - before)
+    for package in packages:
+        log(f"  built {package.relative_to(OUTPUT)}")
+    return packages
+
+
+def build_torch_tensorrt(src: Path) -> Path:
+    """torch-tensorrt for linux-64 CUDA 13.0 against the pytorch 2.14 stand-in.
+
+    Its own test (import torch_tensorrt) needs an NVIDIA driver and GPU, so
+    this build skips the tests; check_torch_tensorrt runs what can run here.
+    """
+    overrides = variant_overrides(src, "linux-64", "13.0") | {"pytorch": ["2.14"]}
+    log("linux-64 CUDA 13.0: torch-tensorrt against the pytorch 2.14 stand-in (tests: below)")
+    code_args = dict(recipes=[str(src / "recipe" / "recipe.yaml")], target_platform="linux-64",
+                     channel=[OUTPUT.as_uri(), STANDINS.as_uri()], output_dir=str(OUTPUT),
+                     variant_config=[str(src / "recipe" / "variants.yaml")], ignore_recipe_variants=True,
+                     variant_overrides=overrides, test="skip", skip_existing="local")
+    code = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
+            "from rattler_build.cli_api import build_recipes\nbuild_recipes(**json.loads(sys.argv[1]))\n")
+    with (WORK / "build-torch-tensorrt.log").open("w") as log_file:
+        subprocess.run([sys.executable, "-c", code, json.dumps(code_args)], stdout=log_file,
+                       stderr=subprocess.STDOUT, check=True)
+    (package,) = sorted(OUTPUT.glob("linux-64/torch-tensorrt-2*.conda"))
+    log(f"  built {package.relative_to(OUTPUT)}")
+    return package
+
+
+TORCH_TENSORRT_CHECK = """
+import importlib.util, pathlib, subprocess, torch, tensorrt
+lib = pathlib.Path(importlib.util.find_spec("torch_tensorrt").submodule_search_locations[0]) / "lib"
+for so in sorted(lib.glob("*.so")):
+    needed = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+    assert "libtorch_nvshmem.so" not in needed, f"{so.name} still needs libtorch_nvshmem.so"
+torch.ops.load_library(str(lib / "libtorchtrt.so"))
+assert hasattr(torch.ops.tensorrt, "execute_engine"), "libtorchtrt.so did not register its operators"
+print(f"libtorchtrt.so loaded into torch {torch.__version__} with tensorrt {tensorrt.__version__}; operators registered")
+try:
+    import torch_tensorrt
+except RuntimeError as error:
+    # Without a driver, the import stops where torch_tensorrt asks for the GPU.
+    assert "NVIDIA driver" in str(error), error
+    print(f"import torch_tensorrt stops at the device query, as expected without a GPU: {error}")
+else:
+    print(f"import torch_tensorrt {torch_tensorrt.__version__}: ok")
+"""
+
+
+def check_torch_tensorrt(package: Path) -> None:
+    """What of torch-tensorrt's import runs without a GPU, in a fresh environment."""
+    pkg = Package.from_file(package)
+    prefix = WORK / "env-torch-tensorrt"
+    create_env(prefix, [f"{pkg.name} =={pkg.version} {pkg.build_string}", "python 3.11.*"], "linux-64",
+               [OUTPUT, STANDINS])
+    result = subprocess.run([str(prefix / "bin" / "python"), "-c", TORCH_TENSORRT_CHECK],
+                            env={"PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")},
+                            capture_output=True, text=True)
+    print(result.stdout.rstrip())
+    if result.returncode != 0:
+        print(result.stderr[-4000:])
+        raise SystemExit("offline-build: torch-tensorrt does not load against the pytorch 2.14 stand-in")
+
+
+# ---- environments ---------------------------------------------------------------------
+
+def virtual_packages(platform: str) -> list:
+    if platform == "linux-64":
+        return [p.into_generic() for p in rattler.VirtualPackage.detect()]
+    return [rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version), rattler.BuildString(build))
+            for name, version, build in (("__unix", "0", "0"), ("__linux", "6.1", "0"),
+                                         ("__glibc", "2.36", "0"), ("__archspec", "1", "aarch64"))]
+
+
+def create_env(prefix: Path, specs: list[str], platform: str, channels: list[Path]) -> list:
+    shutil.rmtree(prefix, ignore_errors=True)
+
+    async def solve_and_install():
+        records = await rattler.solve(sources=[c.as_uri() for c in channels], specs=specs,
+                                      platforms=[platform, "noarch"], virtual_packages=virtual_packages(platform))
+        await rattler.install(records, target_prefix=prefix, show_progress=False, platform=rattler.Platform(platform))
+        return records
+    return asyncio.run(solve_and_install())
+
+
+def activation(prefix: Path) -> str:
+    """Shell lines that run a prefix's activation scripts, as conda would."""
+    scripts = sorted((prefix / "etc" / "conda" / "activate.d").glob("*.sh"))
+    return "".join(f'. "{s}"\n' for s in scripts)
+
+
+# ---- installed: the CLI with no environment variables ----------------------------------
+
+def check_installed(platform: str, cuda: str) -> None:
+    prefix = WORK / f"env-{platform}-{cuda}"
+    bs = f"cuda{cuda.replace('.', '')}_*"
+    records = create_env(prefix, ["torch-tensorrt-executorch-runtime", f"libtorch-tensorrt-executorch * {bs}",
+                                  "libtorch-tensorrt-executorch-devel", "python 3.11.*"],
+                         platform, [OUTPUT, STANDINS])
+    log(f"{platform} CUDA {cuda}: installed " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records
+                                                         if "tensorrt-executorch" in r.name.normalized or "executorch" in r.name.normalized))
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "conda" / "elf-check.py"), "--root", str(prefix),
+                    "--machine", ELF_MACHINE[platform], str(prefix / "lib" / "libexecutorch_backend_tensorrt.so"),
+                    str(prefix / "lib" / "libtte_provider_tensorrt.so"), str(prefix / "bin" / "tte-run")], check=True)
+    clean = {"PATH": f"{prefix / 'bin'}:/usr/bin:/bin"}
+    # aarch64: a shell started with the qemu-user preload runs the entry point
+    # (whose #! interpreter is the environment's aarch64 python) under qemu;
+    # only the emulator's settings are added, and the program never sees the preload.
+    env, launcher = clean, []
+    if platform != "linux-64":
+        env, launcher = emulation_env(clean), ["/bin/sh", "-c", 'exec "$@"', "sh"]
+    program = ROOT / "tests" / "fixtures" / "cpp" / "two_methods.pte"
+    for args in (["doctor"], ["inspect", str(program)]):
+        result = subprocess.run([*launcher, str(prefix / "bin" / "torch-tensorrt-executorch"), *args], env=env,
+                                capture_output=True, text=True)
+        print(result.stdout.rstrip())
+        if result.returncode != 0:
+            print(result.stderr[-3000:])
+            raise SystemExit(f"offline-build: torch-tensorrt-executorch {args[0]} failed in {prefix}")
+        log(f"{platform} CUDA {cuda}: torch-tensorrt-executorch {args[0]} ran with no environment variables")
+
+
+def pixi_default_specs() -> list[str]:
+    """The conda dependencies pixi's default environment declares for linux-64 (pixi.toml)."""
+    with open(ROOT / "pixi.toml", "rb") as f:
+        manifest = tomllib.load(f)
+    features = manifest["environments"]["default"]["features"]
+    tables = [manifest.get("dependencies", {})] + [manifest["feature"][f].get("dependencies", {}) for f in features]
+    specs = []
+    for table in tables:
+        for name, value in table.items():
+            if isinstance(value, dict):
+                # A source dependency on this recipe: the package just built.
+                specs.append(name)
+            elif name not in ("rattler-build",):
+                specs.append(f"{name} {value}" if value != "*" else name)
+    return specs
+
+
+def check_env_tasks() -> None:
+    """pixi's `build` and `test` tasks, in a prefix holding the default environment's packages."""
+    prefix = WORK / "pixi-env"
+    shutil.rmtree(WORK / "pixi-build", ignore_errors=True)
+    create_env(prefix, pixi_default_specs(), "linux-64", [OUTPUT, STANDINS])
+    log(f"pixi default environment stand-in: {prefix}")
+    env = {"HOME": os.environ.get("HOME", "/"), "CONDA_PREFIX": str(prefix), "PIXI_ENVIRONMENT_NAME": "default",
+           "PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "TTE_CONDA_BUILD_DIR": str(WORK / "pixi-build")}
+    for task in ("env-build.sh", "env-test.sh"):
+        script = activation(prefix) + f'exec "{ROOT / "scripts" / "conda" / task}"\n'
+        log(f"pixi task script scripts/conda/{task}")
+        subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, check=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", nargs="+", default=TARGETS, help="platform:cuda pairs (default: all)")
+    parser.add_argument("--no-env-tasks", action="store_true", help="skip the pixi tasks' scripts")
+    args = parser.parse_args()
+    targets = [tuple(t.split(":")) for t in args.target]
+    started = time.time()
+    WORK.mkdir(parents=True, exist_ok=True)
+    make_standins(targets)
+    log(f"stand-ins ready ({time.time() - started:.0f} s)")
+    src = source_copy()
+    shutil.rmtree(OUTPUT, ignore_errors=True)
+    OUTPUT.mkdir(parents=True)
+    timings = {}
+    for platform, cuda in targets:
+        t = time.time()
+        build(src, platform, cuda)
+        check_installed(platform, cuda)
+        if (platform, cuda) == ("linux-64", "13.0"):
+            check_torch_tensorrt(build_torch_tensorrt(src))
+        timings[f"{platform} CUDA {cuda}"] = time.time() - t
+    if not args.no_env_tasks and ("linux-64", "13.0") in targets:
+        t = time.time()
+        check_env_tasks()
+        timings["pixi tasks"] = time.time() - t
+    for name, seconds in timings.items():
+        log(f"{name}: {seconds:.0f} s")
+    log(f"done in {time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,699 @@
+"""Stand-ins for the conda-forge packages recipe/recipe.yaml needs, for an
+offline build (scripts/conda/offline-build.py).
+
+Each stand-in has the name, version, subdir and run_exports of the conda-forge
+package it replaces, and the same files where they can be had here:
+
+  CUDA runtime (cuda-cudart, cuda-cudart-dev, their _<platform> halves,
+    cuda-crt-dev_<platform>): from NVIDIA's nvidia-cuda-runtime and -crt
+    wheels (CUDA 13) and nvidia-cuda-runtime-cu12 / nvidia-cuda-nvcc-cu12
+    (CUDA 12.9), laid out as conda-forge lays them out (targets/<arch>/).
+  TensorRT: libnvinfer-headers holds the public TensorRT 11.1 headers beside
+    the checkout; libnvinfer holds the lean runtime library of
+    tensorrt-lean-cu13-libs renamed to libnvinfer.so.11 (SONAME rewritten),
+    plus a stub library for the two builder entry points the lean library
+    lacks; libnvinfer-plugin and libnvonnxparser are stub libraries with the
+    entry points TensorRT's Python bindings import. The stubs return null:
+    nothing can build an engine or parse ONNX with them.
+  Compilers: gcc_linux-64/gxx_linux-64 wrap this machine's gcc,
+    gcc_linux-aarch64/gxx_linux-aarch64 Debian's aarch64 cross gcc, with
+    activation scripts that set CC, CXX, CFLAGS, LDFLAGS (conda-forge's
+    flags, including -Wl,-rpath,$PREFIX/lib) and CMAKE_ARGS (for the cross
+    compiler the cross-compiling toolchain settings) as conda-forge's do;
+    they carry run_exports on the libgcc/libstdcxx of the gcc they wrap
+    (12), whatever version the variant asked for. sysroot_linux-* carry the
+    glibc libraries rattler-build's link checks treat as system libraries and
+    the __glibc run_exports; the code links against Debian's glibc 2.36.
+  cuda-nvcc_<platform>: empty, with the real run_exports (the plugin
+    compiles no CUDA code).
+  Python: linux-64's is a virtual environment of the interpreter running
+    this script (the same CPython for every build here); linux-aarch64's is
+    Debian's arm64 CPython 3.11 (run under qemu-user). Python packages come
+    from their PyPI wheels; pytorch 2.14 (linux-64 only) is this checkout's
+    .venv torch, reached through a .pth file.
+  Tools (cmake, ninja, unzip, patchelf): wrappers around the project .venv's
+    and the system's.
+
+Every stand-in says what it stands in for in its summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WHEELS = ROOT / "build" / "conda-wheels"
+DEBS = ROOT / "build" / "conda-debs"
+
+
+def _tensorrt_headers() -> Path:
+    """The public TensorRT 11.1 headers: where TensorRT_ROOT says, else in
+    shared/sdk/tensorrt-11.1 beside the checkout (or beside a folder above it,
+    for a checkout kept in a subfolder such as a git worktree)."""
+    if os.environ.get("TensorRT_ROOT"):
+        return Path(os.environ["TensorRT_ROOT"]) / "include"
+    for parent in ROOT.parents:
+        candidate = parent / "shared" / "sdk" / "tensorrt-11.1" / "include"
+        if (candidate / "NvInferRuntime.h").exists():
+            return candidate
+    return ROOT.parent / "shared" / "sdk" / "tensorrt-11.1" / "include"
+
+
+TENSORRT_HEADERS = _tensorrt_headers()
+TENSORRT_VERSION = "11.1.0.106"
+CUDA_TARGET = {"linux-64": "x86_64-linux", "linux-aarch64": "sbsa-linux"}
+GNU_TRIPLE = {"linux-64": "x86_64-linux-gnu", "linux-aarch64": "aarch64-linux-gnu"}
+CONDA_TRIPLE = {"linux-64": "x86_64-conda-linux-gnu", "linux-aarch64": "aarch64-conda-linux-gnu"}
+WHEEL_ARCH = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
+# What the aarch64 CPython from Debian needs besides glibc.
+ARM64_PYTHON_DEBS = ["python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib",
+                     "libexpat1", "zlib1g", "libffi8"]
+ARM64_SYSROOT = Path("/usr/aarch64-linux-gnu")
+
+
+@dataclass
+class Standin:
+    name: str
+    version: str
+    subdir: str  # "linux-64", "linux-aarch64" or "noarch"
+    summary: str
+    files: Path | None = None
+    build_string: str | None = None
+    depends: list[str] = field(default_factory=list)
+    constrains: list[str] = field(default_factory=list)
+    run_exports: dict | list | None = None
+    noarch_python: bool = False
+
+
+def log(message: str) -> None:
+    print(f"[standins] {message}", flush=True)
+
+
+def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, **kwargs)
+
+
+# ---- fetching -----------------------------------------------------------------
+
+def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
+    """A wheel for `arch` (x86_64, aarch64), downloaded once with pip."""
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    name, _, version = spec.partition("==")
+    prefix = name.replace("-", "_").lower()
+    version = version.rstrip("*").rstrip(".")
+    tag = "cp" + python.replace(".", "")
+
+    def cached() -> list[Path]:
+        # pip chose these for `python`: py3-none, abi3 or that CPython's own tag.
+        return sorted(p for p in WHEELS.glob("*.whl")
+                      if p.name.lower().startswith(f"{prefix}-{version}") and arch in p.name
+                      and ("-py3-none-" in p.name or "-abi3-" in p.name or f"-{tag}-" in p.name))
+    if not cached():
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+               "--python-version", python, "-d", str(WHEELS), spec]
+        for glibc in ("2_35", "2_34", "2_28", "2_27", "2_17", "2_12"):
+            cmd += ["--platform", f"manylinux_{glibc}_{arch}"]
+        cmd += ["--platform", f"manylinux2014_{arch}", "--platform", f"manylinux2010_{arch}"]
+        run(cmd, stderr=subprocess.DEVNULL)
+    hits = cached()
+    if not hits:
+        raise SystemExit(f"standins: pip gave no {arch} wheel for {spec}")
+    return hits[-1]
+
+
+def pure_wheel(spec: str) -> Path:
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    name = spec.split("==")[0].split(">")[0].split("<")[0].replace("-", "_").lower()
+    hits = sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(name + "-"))
+    if not hits:
+        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+             "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
+        hits = sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(name + "-"))
+    if not hits:
+        raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}")
+    return hits[-1]
+
+
+def wheel_version(path: Path) -> str:
+    return path.name.split("-")[1]
+
+
+def unzip(path: Path, member_prefix: str, dest: Path) -> None:
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if info.filename.startswith(member_prefix) and not info.is_dir():
+                target = dest / info.filename[len(member_prefix):]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(z.read(info))
+                mode = (info.external_attr >> 16) & 0o777
+                if mode:
+                    target.chmod(mode)
+
+
+def arm64_debs() -> Path:
+    """Debian's arm64 CPython 3.11, unpacked (apt-get download; needs arm64 in dpkg)."""
+    out = DEBS / "arm64-python"
+    if (out / "usr" / "bin" / "python3.11").exists():
+        return out
+    DEBS.mkdir(parents=True, exist_ok=True)
+    foreign = subprocess.run(["dpkg", "--print-foreign-architectures"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    if "arm64" not in foreign:
+        if os.geteuid() != 0:
+            raise SystemExit("standins: Debian's arm64 packages are needed; as root: dpkg --add-architecture arm64 && apt-get update")
+        run(["dpkg", "--add-architecture", "arm64"])
+        run(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
+    debs = DEBS / "debs"
+    debs.mkdir(exist_ok=True)
+    missing = [p for p in ARM64_PYTHON_DEBS if not list(debs.glob(f"{p}_*_arm64.deb"))]
+    if missing:
+        result = subprocess.run(["apt-get", "download", *(f"{p}:arm64" for p in missing)], cwd=debs)
+        if result.returncode != 0:
+            run(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
+            run(["apt-get", "download", *(f"{p}:arm64" for p in missing)], cwd=debs)
+    shutil.rmtree(out, ignore_errors=True)
+    for deb in sorted(debs.glob("*_arm64.deb")):
+        run(["dpkg-deb", "-x", str(deb), str(out)])
+    return out
+
+
+# ---- file trees ----------------------------------------------------------------
+
+def write(path: Path, text: str, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+
+
+def wrapper(path: Path, program: str, extra: str = "") -> None:
+    write(path, f'#!/bin/sh\nexec {extra}"{program}" "$@"\n', 0o755)
+
+
+def link(path: Path, target: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    os.symlink(target, path)
+
+
+def copy(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+    else:
+        shutil.copy2(src, dest, follow_symlinks=True)
+
+
+STUBS = {
+    # The builder half of libnvinfer, which the lean runtime does not have.
+    "libnvinfer_standin_builder.so": ["createInferBuilder_INTERNAL", "getBuilderPluginRegistry"],
+    "libnvinfer_plugin.so.11": ["initLibNvInferPlugins"],
+    "libnvonnxparser.so.11": ["createNvOnnxParser_INTERNAL", "createNvOnnxParserRefitter_INTERNAL",
+                              "getNvOnnxParserVersion"],
+}
+
+
+def compile_stub(soname: str, symbols: list[str], dest: Path, platform: str) -> None:
+    """A shared library whose functions return 0/null, for stand-in TensorRT libraries."""
+    cc = "gcc" if platform == "linux-64" else "aarch64-linux-gnu-gcc"
+    source = dest.parent / (dest.name + ".c")
+    source.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"void* {s}(void) {{ return 0; }}\n" for s in symbols)
+    source.write_text("/* Stand-in TensorRT entry points for an offline build: they do nothing. */\n" + body)
+    run([cc, "-shared", "-fPIC", "-O2", f"-Wl,-soname,{soname}", "-o", str(dest), str(source), "-Wl,-rpath,$ORIGIN"])
+    source.unlink()
+
+
+# ---- the stand-ins -----------------------------------------------------------------
+
+def cuda_standins(work: Path, platform: str, cuda: str) -> list[Standin]:
+    arch = WHEEL_ARCH[platform]
+    target = f"targets/{CUDA_TARGET[platform]}"
+    major = cuda.split(".")[0]
+    if major == "13":
+        runtime = wheel(f"nvidia-cuda-runtime=={cuda}.*", arch)
+        crt = wheel(f"nvidia-cuda-crt=={cuda}.*", arch)
+        runtime_root, crt_root, soname = "nvidia/cu13/", "nvidia/cu13/include/crt/", "libcudart.so.13"
+    else:
+        runtime = wheel(f"nvidia-cuda-runtime-cu12=={cuda}.*", arch)
+        crt = wheel(f"nvidia-cuda-nvcc-cu12=={cuda}.*", arch)
+        runtime_root, crt_root, soname = "nvidia/cuda_runtime/", "nvidia/cuda_nvcc/include/crt/", "libcudart.so.12"
+    version = wheel_version(runtime)
+    crt_version = wheel_version(crt)
+    base = work / f"cuda-{platform}-{cuda}"
+    shutil.rmtree(base, ignore_errors=True)
+    d_rt, d_rt_arch, d_dev, d_crt = (base / n for n in ("cudart_noarch", "cudart", "cudart_dev", "crt"))
+    unzip(runtime, runtime_root + "lib/" + soname, d_rt / target / "lib" / soname)
+    link(d_rt_arch / "lib" / soname, f"../{target}/lib/{soname}")
+    unzip(runtime, runtime_root + "include/", d_dev / target / "include")
+    link(d_dev / target / "lib" / "libcudart.so", soname)
+    unzip(crt, crt_root, d_crt / target / "include" / "crt")
+    nxt = f"{major}.{int(cuda.split('.')[1]) + 1}"
+    pin = f"cuda-version >={cuda},<{int(major) + 1}"
+    note = "NVIDIA's pip wheels of the same release"
+    return [
+        Standin("cuda-version", cuda, "noarch", "cuda-version (empty, like the real metapackage)",
+                constrains=[f"__cuda >={major}"], build_string=f"h{major}_3"),
+        Standin(f"cuda-cudart_{platform}", version, "noarch", f"cuda-cudart_{platform}: {note}",
+                files=d_rt, depends=[f"cuda-version >={cuda},<{nxt}"]),
+        Standin("cuda-cudart", version, platform, f"cuda-cudart: {note}", files=d_rt_arch,
+                depends=[f"cuda-cudart_{platform} =={version}", f"cuda-version >={cuda},<{nxt}"]),
+        Standin(f"cuda-cudart-dev_{platform}", version, "noarch", f"cuda-cudart-dev_{platform}: {note}",
+                files=d_dev, depends=[f"cuda-cudart_{platform} =={version}", f"cuda-crt-dev_{platform}"]),
+        Standin("cuda-cudart-dev", version, platform, "cuda-cudart-dev (empty, depends on the files)",
+                depends=[f"cuda-cudart =={version}", f"cuda-cudart-dev_{platform} =={version}",
+                         f"cuda-version >={cuda},<{nxt}"],
+                run_exports={"weak": [f"cuda-cudart >={version},<{int(major) + 1}.0a0"]}),
+        Standin(f"cuda-crt-dev_{platform}", crt_version, "noarch", f"cuda-crt-dev_{platform}: {note}",
+                files=d_crt, depends=[f"cuda-version >={cuda},<{nxt}"]),
+        Standin(f"cuda-nvcc_{platform}", version, "linux-64",
+                f"cuda-nvcc_{platform}: empty, with the real run_exports", run_exports={"strong": [pin]}),
+    ] + ([Standin("cuda-nvcc", version, "linux-64", "cuda-nvcc (the metapackage an environment asks for)",
+                  depends=[f"cuda-nvcc_{platform} =={version}"])] if platform == "linux-64" else [])
+
+
+def tensorrt_standins(work: Path, platform: str, cudas: list[str]) -> list[Standin]:
+    arch = WHEEL_ARCH[platform]
+    lean = wheel(f"tensorrt-lean-cu13-libs=={TENSORRT_VERSION}", arch)
+    base = work / f"tensorrt-{platform}"
+    shutil.rmtree(base, ignore_errors=True)
+    lib = base / "libnvinfer" / "lib"
+    lib.mkdir(parents=True)
+    unzip(lean, "tensorrt_lean_libs/libnvinfer_lean.so.11", base / "lean.so")
+    compile_stub("libnvinfer_standin_builder.so", STUBS["libnvinfer_standin_builder.so"],
+                 lib / "libnvinfer_standin_builder.so", platform)
+    real = lib / f"libnvinfer.so.{TENSORRT_VERSION.rsplit('.', 1)[0]}"
+    shutil.copy2(base / "lean.so", real)
+    (base / "lean.so").unlink()
+    # Two runs: patchelf 0.14 mixes up the strings when given both at once.
+    run(["patchelf", "--set-soname", "libnvinfer.so.11", str(real)])
+    run(["patchelf", "--add-needed", "libnvinfer_standin_builder.so", str(real)])
+    link(lib / "libnvinfer.so.11", real.name)
+    for pkg, soname in (("libnvinfer-plugin", "libnvinfer_plugin.so.11"), ("libnvonnxparser", "libnvonnxparser.so.11")):
+        plib = base / pkg / "lib"
+        plib.mkdir(parents=True)
+        full = plib / soname.replace(".so.11", f".so.{TENSORRT_VERSION.rsplit('.', 1)[0]}")
+        compile_stub(soname, STUBS[soname], full, platform)
+        # The real ones need libnvinfer too.
+        run(["patchelf", "--add-needed", "libnvinfer.so.11", str(full)])
+        link(plib / soname, full.name)
+        dev = base / f"{pkg}-devel" / "lib"
+        link(dev / soname.replace(".so.11", ".so"), soname)
+    link(base / "libnvinfer-devel" / "lib" / "libnvinfer.so", "libnvinfer.so.11")
+    lean_note = "the lean runtime of tensorrt-lean-cu13-libs as libnvinfer.so.11, builder entry points stubbed"
+    # One build for every CUDA version here (conda-forge builds one per CUDA
+    # major; the lean library links no CUDA library, so its files are the same).
+    bs = "h0_0"
+    majors = sorted({int(c.split(".")[0]) for c in cudas})
+    cuda_pin = f"cuda-version >={min(cudas)},<{majors[-1] + 1}"
+    exact = lambda n: f"{n} =={TENSORRT_VERSION} {bs}"  # noqa: E731
+    out = [
+        Standin("libnvinfer", TENSORRT_VERSION, platform, f"libnvinfer: {lean_note}",
+                files=base / "libnvinfer", build_string=bs, depends=[cuda_pin, "cuda-cudart"]),
+        Standin("libnvinfer-devel", TENSORRT_VERSION, platform, "libnvinfer-devel: the lib/libnvinfer.so link",
+                files=base / "libnvinfer-devel", build_string=bs,
+                depends=[exact("libnvinfer"), f"libnvinfer-headers =={TENSORRT_VERSION}",
+                         f"cuda-cudart-dev_{platform}", f"cuda-crt-dev_{platform}"],
+                run_exports={"weak": [f"libnvinfer >={TENSORRT_VERSION},<12.0a0"]}),
+    ]
+    for pkg in ("libnvinfer-plugin", "libnvonnxparser"):
+        out += [
+            Standin(pkg, TENSORRT_VERSION, platform, f"{pkg}: a stub library with the entry points the Python bindings import",
+                    files=base / pkg, build_string=bs, depends=[exact("libnvinfer"), cuda_pin]),
+            Standin(f"{pkg}-devel", TENSORRT_VERSION, platform, f"{pkg}-devel: the unversioned link",
+                    files=base / f"{pkg}-devel", build_string=bs,
+                    depends=[exact(pkg), f"libnvinfer-headers =={TENSORRT_VERSION}"],
+                    run_exports={"weak": [f"{pkg} >={TENSORRT_VERSION},<12.0a0"]}),
+        ]
+    return out
+
+
+def compiler_standins(work: Path, target: str, versions: list[str], ccache: Path | None = None) -> list[Standin]:
+    """gcc_<target>/gxx_<target> (build platform linux-64) wrapping this machine's compilers.
+
+    With `ccache` (a cache folder) the wrappers compile through ccache, paths
+    made relative to its parent, so the builds in the rattler-build folders
+    and the pixi check reuse every object that comes out the same (the CI's
+    time budget; conda-forge's compilers know nothing of it).
+    """
+    triple, conda = GNU_TRIPLE[target], CONDA_TRIPLE[target]
+    native = target == "linux-64"
+    base = work / f"compilers-{target}"
+    shutil.rmtree(base, ignore_errors=True)
+    gcc_dir, gxx_dir = base / "gcc", base / "gxx"
+    cc, cxx = ("gcc", "g++") if native else (f"{triple}-gcc", f"{triple}-g++")
+    launcher = ""
+    if ccache is not None and shutil.which("ccache"):
+        launcher = (f'env CCACHE_DIR="{ccache}" CCACHE_BASEDIR="{ccache.parent}" CCACHE_NOHASHDIR=1 '
+                    f'CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime,time_macros "{shutil.which("ccache")}" ')
+    for tool, real in (("cc", cc), ("gcc", cc), ("cpp", "cpp" if native else f"{triple}-cpp")):
+        wrapper(gcc_dir / "bin" / f"{conda}-{tool}", f"/usr/bin/{real}", launcher if tool != "cpp" else "")
+    for tool in ("ar", "nm", "ranlib", "strip", "ld", "readelf", "objdump", "objcopy"):
+        real = shutil.which(tool if native else f"{triple}-{tool}")
+        wrapper(gcc_dir / "bin" / f"{conda}-{tool}", real)
+    for tool, real in (("c++", cxx), ("g++", cxx)):
+        wrapper(gxx_dir / "bin" / f"{conda}-{tool}", f"/usr/bin/{real}", launcher)
+    # The flags conda-forge's activation scripts set; the -rpath to $PREFIX/lib
+    # is what rattler-build's relinking turns into $ORIGIN.
+    cflags = ("-march=nocona -mtune=haswell " if native else "") + \
+        "-ftree-vectorize -fPIC -fstack-protector-strong -fno-plt -O2 -ffunction-sections -pipe -isystem $PREFIX/include"
+    ldflags = ("-Wl,-O2 -Wl,--sort-common -Wl,--as-needed -Wl,-z,relro -Wl,-z,now -Wl,--disable-new-dtags "
+               "-Wl,--gc-sections -Wl,--allow-shlib-undefined -Wl,-rpath,$PREFIX/lib -Wl,-rpath-link,$PREFIX/lib -L$PREFIX/lib")
+    # In a build BUILD_PREFIX holds the tools; in an environment, the environment does.
+    tools = "${BUILD_PREFIX:-$CONDA_PREFIX}"
+    cmake_args = [f"-DCMAKE_AR={tools}/bin/{conda}-ar", f"-DCMAKE_RANLIB={tools}/bin/{conda}-ranlib",
+                  f"-DCMAKE_STRIP={tools}/bin/{conda}-strip", "-DCMAKE_BUILD_TYPE=Release",
+                  "-DCMAKE_INSTALL_PREFIX=$PREFIX", "-DCMAKE_INSTALL_LIBDIR=lib",
+                  f"-DCMAKE_PROGRAM_PATH={tools}/bin;$PREFIX/bin"]
+    if not native:
+        cmake_args += ["-DCMAKE_SYSTEM_NAME=Linux", "-DCMAKE_SYSTEM_PROCESSOR=aarch64",
+                       f"-DCMAKE_FIND_ROOT_PATH=$PREFIX;{ARM64_SYSROOT}",
+                       "-DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER", "-DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=ONLY",
+                       "-DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=ONLY"]
+    activate_gcc = f"""# Stand-in for conda-forge's gcc activation (offline build).
+export CC="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-cc"
+export AR="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ar" NM="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-nm"
+export RANLIB="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ranlib" STRIP="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-strip"
+export LD="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ld"
+export CFLAGS="{cflags}" CPPFLAGS="-DNDEBUG -D_FORTIFY_SOURCE=2 -O2 -isystem $PREFIX/include"
+export LDFLAGS="{ldflags}"
+export CMAKE_ARGS="{' '.join(cmake_args)}"
+export CONDA_TOOLCHAIN_HOST={conda} CONDA_TOOLCHAIN_BUILD=x86_64-conda-linux-gnu
+"""
+    activate_gxx = f"""# Stand-in for conda-forge's g++ activation (offline build).
+export CXX="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-c++"
+export CXXFLAGS="{cflags} -fvisibility-inlines-hidden -fmessage-length=0"
+"""
+    # Activation runs with PREFIX set in a build; in an environment PREFIX is the environment.
+    guard = 'PREFIX="${PREFIX:-$CONDA_PREFIX}"\n'
+    write(gcc_dir / "etc" / "conda" / "activate.d" / f"activate-gcc_{target}.sh", guard + activate_gcc)
+    write(gxx_dir / "etc" / "conda" / "activate.d" / f"activate-gxx_{target}.sh", guard + activate_gxx)
+    sysroot = base / "sysroot"
+    libdir = Path("/lib/x86_64-linux-gnu") if native else ARM64_SYSROOT / "lib"
+    for name in ("libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1",
+                 "ld-linux-x86-64.so.2" if native else "ld-linux-aarch64.so.1"):
+        copy(libdir / name, sysroot / conda / "sysroot" / "lib64" / name)
+    glibc = "2.28" if native else "2.34"
+    out = [Standin(f"sysroot_{target}", glibc, "noarch",
+                   f"sysroot_{target}: glibc's libraries for the link checks (the build links Debian's glibc 2.36)",
+                   files=sysroot, run_exports={"strong": [f"__glibc >={glibc},<3.0.a0"]})]
+    if native:
+        # The metapackages a pixi or conda environment asks for.
+        out += [
+            Standin("c-compiler", "1.11.0", "linux-64", "c-compiler", build_string="h0_0",
+                    depends=["gcc_linux-64 15.*"]),
+            Standin("cxx-compiler", "1.11.0", "linux-64", "cxx-compiler", build_string="h0_0",
+                    depends=["c-compiler ==1.11.0", "gxx_linux-64 15.*"]),
+        ]
+    for version in versions:
+        exports = {"strong": ["libgcc >=12"]}
+        out += [
+            Standin(f"gcc_{target}", version, "linux-64", f"gcc_{target}: wraps {cc} (gcc 12) with conda-forge's activation",
+                    files=gcc_dir, depends=[f"sysroot_{target}"], run_exports=exports),
+            Standin(f"gxx_{target}", version, "linux-64", f"gxx_{target}: wraps {cxx} (gcc 12) with conda-forge's activation",
+                    files=gxx_dir, depends=[f"gcc_{target} =={version}"],
+                    run_exports={"strong": ["libstdcxx >=12", "libgcc >=12"]}),
+        ]
+    return out
+
+
+def runtime_standins(work: Path, platform: str) -> list[Standin]:
+    """libstdcxx and libgcc from the gcc the compiler stand-ins wrap."""
+    base = work / f"gccrt-{platform}"
+    shutil.rmtree(base, ignore_errors=True)
+    out = []
+    for name, lib in (("libstdcxx", "libstdc++.so.6"), ("libgcc", "libgcc_s.so.1")):
+        if platform == "linux-64":
+            found = Path(subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True,
+                                        check=True).stdout.strip())
+        else:
+            found = ARM64_SYSROOT / "lib" / lib
+        copy(found.resolve(), base / name / "lib" / lib)
+        out.append(Standin(name, "12.2.0", platform, f"{name}: this machine's gcc 12 runtime", files=base / name,
+                           build_string="h0_0"))
+    return out
+
+
+def python_standins(work: Path, platform: str) -> list[Standin]:
+    base = work / f"python-{platform}"
+    shutil.rmtree(base, ignore_errors=True)
+    root = base / "python"
+    if platform == "linux-64":
+        home = Path(sys.base_prefix)
+        version = ".".join(str(v) for v in sys.version_info[:3])
+        short = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        interpreter = home / "bin" / f"python{short}"
+        # A virtual environment: sys.prefix is wherever pyvenv.cfg sits.
+        write(root / "pyvenv.cfg", f"home = {home / 'bin'}\ninclude-system-site-packages = false\nversion = {version}\n")
+        copy(interpreter, root / "bin" / f"python{short}")
+        summary = f"python: a virtual environment of this machine's CPython {version}"
+    else:
+        debs = arm64_debs()
+        short = "3.11"
+        version = subprocess.run(["dpkg-deb", "-f", str(next((DEBS / "debs").glob("python3.11-minimal_*_arm64.deb"))),
+                                  "Version"], capture_output=True, text=True, check=True).stdout.strip()
+        version = version.split("-")[0]
+        copy(debs / "usr" / "bin" / "python3.11", root / "bin" / "python3.11")
+        copy(debs / "usr" / "lib" / "python3.11", root / "lib" / "python3.11")
+        for libdir in (debs / "usr" / "lib" / "aarch64-linux-gnu", debs / "lib" / "aarch64-linux-gnu"):
+            if libdir.exists():
+                for so in libdir.glob("*.so*"):
+                    if not so.is_dir():
+                        copy(so, root / "lib" / so.name)
+        run(["patchelf", "--force-rpath", "--set-rpath", "$ORIGIN/../lib", str(root / "bin" / "python3.11")])
+        # Debian's site.py lists dist-packages only; conda installs into site-packages.
+        write(root / "lib" / "python3.11" / "sitecustomize.py",
+              "import os, site, sys\n"
+              "site.addsitedir(os.path.join(sys.prefix, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages'))\n")
+        summary = f"python: Debian's arm64 CPython {version}, in conda's layout"
+    (root / "lib" / f"python{short}" / "site-packages").mkdir(parents=True, exist_ok=True)
+    write(root / "lib" / f"python{short}" / "site-packages" / "README.standin", "site-packages of the stand-in python\n")
+    link(root / "bin" / "python", f"python{short}")
+    link(root / "bin" / "python3", f"python{short}")
+    abi = "cp" + short.replace(".", "")
+    return [
+        Standin("python", version, platform, summary, files=root, build_string="h0_0_cpython",
+                run_exports={"weak": [f"python_abi {short}.* *_{abi}"]}),
+        Standin("python_abi", short, platform, "python_abi", build_string=f"8_{abi}"),
+    ]
+
+
+# Run dependencies of the pure-Python stand-ins (as conda-forge's packages declare them).
+PURE_DEPENDS = {"scikit-build-core": ["packaging", "pathspec"]}
+
+
+def python_package_standins(work: Path, platform: str) -> list[Standin]:
+    """PyPI's wheels of the Python packages the recipe's outputs and tests use."""
+    out = []
+    pure = {"pip": "pip", "setuptools": "setuptools", "wheel": "wheel", "packaging": "packaging",
+            "scikit-build-core": "scikit-build-core", "pathspec": "pathspec",
+            "python-flatbuffers": "flatbuffers", "typing-extensions": "typing-extensions",
+            "filelock": "filelock", "dllist": "dllist"}
+    if platform == "linux-64":
+        for conda_name, pypi_name in pure.items():
+            whl = pure_wheel(pypi_name)
+            d = work / "pure" / conda_name
+            shutil.rmtree(d, ignore_errors=True)
+            run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
+                 str(d / "site-packages"), str(whl)], stderr=subprocess.DEVNULL)
+            shutil.rmtree(d / "site-packages" / "bin", ignore_errors=True)
+            out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
+                               files=d, depends=["python", *PURE_DEPENDS.get(conda_name, [])], noarch_python=True))
+    binary = ["numpy"] + (["psutil"] if platform == "linux-64" else [])
+    for name in binary:
+        installed = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
+                                    f"import importlib.metadata as m; print(m.version('{name}'))"],
+                                   capture_output=True, text=True)
+        spec = f"{name}=={installed.stdout.strip()}" if installed.returncode == 0 else name
+        whl = wheel(spec, WHEEL_ARCH[platform])
+        d = work / f"wheel-{platform}" / name
+        shutil.rmtree(d, ignore_errors=True)
+        unzip(whl, "", d / "lib" / "python3.11" / "site-packages")
+        out.append(Standin(name, wheel_version(whl), platform, f"{name}: PyPI's {whl.name}", files=d,
+                           depends=["python 3.11.*"]))
+    return out
+
+
+def pytorch_standin(work: Path) -> list[Standin]:
+    """pytorch 2.14 (CUDA 13 build) for linux-64: the project .venv's torch and its dependencies."""
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    probe = subprocess.run([str(venv_python), "-c", """
+import importlib.metadata as m, json, re, sysconfig
+seen, todo, files = set(), ["torch"], set()
+while todo:
+    name = todo.pop()
+    key = re.sub(r"[-_.]+", "-", name).lower()
+    if key in seen:
+        continue
+    seen.add(key)
+    try:
+        dist = m.distribution(name)
+    except m.PackageNotFoundError:
+        continue
+    for req in dist.requires or []:
+        if "extra ==" in req:
+            continue
+        todo.append(re.split(r"[ ;<>=!~\\[(]", req, 1)[0])
+    for f in dist.files or []:
+        top = f.parts[0]
+        if not top.endswith(".pth") and top != "..":
+            files.add(top)
+print(json.dumps({"version": m.version("torch"), "site": sysconfig.get_paths()["purelib"], "tops": sorted(files)}))
+"""], capture_output=True, text=True, check=True)
+    info = json.loads(probe.stdout)
+    farm = work / "torch-site"
+    shutil.rmtree(farm, ignore_errors=True)
+    farm.mkdir(parents=True)
+    for top in info["tops"]:
+        target = Path(info["site"]) / top
+        if target.exists() and top != "bin":
+            link(farm / top, str(target))
+    d = work / "pytorch"
+    shutil.rmtree(d, ignore_errors=True)
+    write(d / "lib" / "python3.11" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
+    version = info["version"].split("+")[0]
+    minor = ".".join(version.split(".")[:2])
+    nxt = f"{version.split('.')[0]}.{int(version.split('.')[1]) + 1}"
+    return [Standin("pytorch", version, "linux-64", f"pytorch: PyPI's torch {info['version']} (this checkout's .venv)",
+                    files=d, build_string="cuda130_standin_py311_h0_200", depends=["python 3.11.*"],
+                    run_exports={"weak": [f"pytorch >={minor},<{nxt}.0a0"]})]
+
+
+def tool_standins(work: Path) -> list[Standin]:
+    base = work / "tools"
+    shutil.rmtree(base, ignore_errors=True)
+    venv = ROOT / ".venv" / "bin"
+    wrapper(base / "cmake" / "bin" / "cmake", str(venv / "cmake"))
+    wrapper(base / "cmake" / "bin" / "ctest", str(venv / "ctest"))
+    wrapper(base / "ninja" / "bin" / "ninja", str(venv / "ninja"))
+    wrapper(base / "unzip" / "bin" / "unzip", "/usr/bin/unzip")
+    wrapper(base / "patchelf" / "bin" / "patchelf", "/usr/bin/patchelf")
+    version = lambda cmd: subprocess.run(cmd, capture_output=True, text=True).stdout.split()[2]  # noqa: E731
+    return [
+        Standin("cmake", version([str(venv / "cmake"), "--version"]), "linux-64", "cmake: the project .venv's", files=base / "cmake"),
+        Standin("ninja", re.match(r"[\d.]+", subprocess.run([str(venv / "ninja"), "--version"], capture_output=True,
+                                                           text=True).stdout).group(0).strip("."),
+                "linux-64", "ninja: the project .venv's", files=base / "ninja"),
+        Standin("unzip", "6.0", "linux-64", "unzip: the system's", files=base / "unzip"),
+        Standin("patchelf", "0.17.2", "linux-64", "patchelf: the system's", files=base / "patchelf"),
+    ]
+
+
+def cross_python_standin(work: Path, target: str) -> Standin:
+    """cross-python_<target>: makes $PYTHON the build platform's python, installing for the target."""
+    d = work / f"cross-python-{target}"
+    shutil.rmtree(d, ignore_errors=True)
+    write(d / "etc" / "conda" / "activate.d" / f"cross-python_{target}.sh",
+          "# Stand-in for conda-forge's cross-python: pip runs on the build machine,\n"
+          "# installs the target's wheels into the host prefix and, like crossenv,\n"
+          "# imports the host prefix's pure-Python build tools.\n"
+          'export PYTHON="$BUILD_PREFIX/bin/python"\n'
+          f"export _PYTHON_HOST_PLATFORM={target}\n"
+          'export PIP_PREFIX="$PREFIX"\n'
+          'export PYTHONPATH="$PREFIX/lib/python3.11/site-packages${PYTHONPATH:+:$PYTHONPATH}"\n')
+    return Standin(f"cross-python_{target}", "3.11", "linux-64", f"cross-python_{target}: $PYTHON runs the build python",
+                   files=d, depends=["python 3.11.*", "pip"])
+
+
+def other_standins(work: Path, platforms: list[str]) -> list[Standin]:
+    out = [Standin("arm-variant", "1.0.0", "noarch", "arm-variant", build_string="sbsa")]
+    d = work / "nlohmann_json"
+    shutil.rmtree(d, ignore_errors=True)
+    copy(Path("/usr/include/nlohmann"), d / "include" / "nlohmann")
+    copy(Path("/usr/share/cmake/nlohmann_json"), d / "share" / "cmake" / "nlohmann_json")
+    out.append(Standin("nlohmann_json", "3.11.2", "noarch", "nlohmann_json: Debian's headers and CMake package", files=d))
+    h = work / "libnvinfer-headers"
+    shutil.rmtree(h, ignore_errors=True)
+    if not (TENSORRT_HEADERS / "NvInferRuntime.h").exists():
+        raise SystemExit(f"standins: no TensorRT 11.1 headers at {TENSORRT_HEADERS}: put the public headers "
+                         "in shared/sdk/tensorrt-11.1 beside the checkout (or a folder above it), or set TensorRT_ROOT")
+    copy(TENSORRT_HEADERS, h / "include")
+    out.append(Standin("libnvinfer-headers", TENSORRT_VERSION, "noarch",
+                       "libnvinfer-headers: the public TensorRT 11.1 headers", files=h))
+    for platform in platforms:
+        g = work / f"gtest-{platform}"
+        shutil.rmtree(g, ignore_errors=True)
+        multiarch = Path("/usr/lib") / GNU_TRIPLE[platform]
+        if (multiarch / "cmake" / "GTest").exists():
+            copy(Path("/usr/include/gtest"), g / "include" / "gtest")
+            if Path("/usr/include/gmock").exists():
+                copy(Path("/usr/include/gmock"), g / "include" / "gmock")
+            for a in multiarch.glob("libg*.a"):
+                copy(a, g / "lib" / GNU_TRIPLE[platform] / a.name)
+            copy(multiarch / "cmake" / "GTest", g / "lib" / GNU_TRIPLE[platform] / "cmake" / "GTest")
+            summary = "gtest: Debian's static libraries and CMake package"
+        else:
+            write(g / "share" / "gtest-standin" / "README", "no GoogleTest for this platform here\n")
+            summary = "gtest: empty (the C++ tests are not built when cross-compiling)"
+        out.append(Standin("gtest", "1.12.1", platform, summary, files=g, build_string="h0_0"))
+    return out
+
+
+# ---- building the channel ---------------------------------------------------------
+
+def _output(s: Standin) -> dict:
+    build: dict = {"number": 0, "dynamic_linking": {"binary_relocation": False},
+                   "prefix_detection": {"ignore_binary_files": True}}
+    if s.build_string:
+        build["string"] = s.build_string
+    if s.subdir == "noarch":
+        build["noarch"] = "generic"
+    build["script"] = [f'cp -a "{s.files}/." "$PREFIX/"'] if s.files else ["true"]
+    requirements: dict = {}
+    if s.depends:
+        requirements["run"] = s.depends
+    if s.constrains:
+        requirements["run_constraints"] = s.constrains
+    if s.run_exports:
+        requirements["run_exports"] = s.run_exports
+    return {"package": {"name": s.name, "version": s.version}, "build": build,
+            "requirements": requirements,
+            "about": {"summary": f"Offline-build stand-in for conda-forge's {s.summary}"}}
+
+
+def build_channel(channel: Path, work: Path, standins: list[Standin]) -> None:
+    """Package every stand-in into the file:// channel `channel`."""
+    from rattler_build import (PlatformConfig, RenderConfig, Stage0Recipe, ToolConfiguration,
+                               VariantConfig, assemble_package)
+    import rattler.index
+
+    shutil.rmtree(channel, ignore_errors=True)
+    channel.mkdir(parents=True)
+    groups: dict[str, list[Standin]] = {}
+    for s in standins:
+        if s.noarch_python:
+            (channel / "noarch").mkdir(exist_ok=True)
+            assemble_package(name=s.name, version=s.version, target_platform="noarch", build_string="pyh0_0",
+                             output_dir=channel / "noarch", files_dir=s.files, depends=s.depends, noarch="python",
+                             summary=f"Offline-build stand-in for conda-forge's {s.summary}", detect_prefix=False)
+            continue
+        groups.setdefault("linux-64" if s.subdir == "noarch" else s.subdir, []).append(s)
+    for platform, members in groups.items():
+        seen = set()
+        outputs = []
+        for s in members:
+            key = (s.name, s.version, s.build_string)
+            if key not in seen:
+                seen.add(key)
+                outputs.append(_output(s))
+        recipe = {"recipe": {"name": f"standins-{platform}", "version": "1.0"}, "outputs": outputs}
+        config = PlatformConfig(target_platform=platform, build_platform="linux-64", host_platform=platform)
+        rendered = Stage0Recipe.from_yaml(json.dumps(recipe)).render(VariantConfig(), RenderConfig(platform=config))
+        for variant in rendered:
+            # noarch stand-ins carry the same symlinks as the real ones; Windows is no target here.
+            # Fast compression: the channel is rebuilt on every run and read once.
+            variant.run_build(tool_config=ToolConfiguration(test_strategy="skip", allow_symlinks_on_windows=True),
+                              output_dir=channel, package_format="conda:1",
+                              channels=[channel.as_uri()], no_include_recipe=True)
+    asyncio.run(rattler.index.index_fs(channel))
+    count = sum(1 for _ in channel.glob("*/*.conda"))
+    log(f"{count} stand-in packages in {channel}")

@@ -1,0 +1,90 @@
+"""The recipe under conda-forge's global pinning (tests/fixtures/conda-forge-pinning.yaml:
+the values that matter, with the CUDA 13 migration) and its conda-forge overrides
+(recipe/conda_build_config.yaml): the CUDA jobs conda-forge would run and what
+each one builds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE_TEXT = (ROOT / "recipe" / "recipe.yaml").read_text()
+
+
+def summary(outputs: list[dict]) -> set[tuple[str, str]]:
+    return {(o["name"], o["build_string"]) for o in outputs}
+
+
+def cuda_jobs(outputs: list[dict]) -> set[str]:
+    return {o["variant"]["cuda_compiler_version"] for o in outputs if "cuda_compiler_version" in o["variant"]}
+
+
+def test_conda_smithy_enables_cuda_variants():
+    """conda-smithy sets CF_CUDA_ENABLED when a line of recipe.yaml, before any '#',
+    calls compiler('cuda') (its configure_feedstock regex)."""
+    assert re.search(r"""^[^#\n]*compiler\(("cuda"|'cuda')\)""", RECIPE_TEXT, re.M)
+
+
+def test_jobs_under_the_pinning(rendered_conda_forge):
+    # linux-64: CUDA 12.9 and 13.0 (the migration); no None job, since every output skips it.
+    assert cuda_jobs(rendered_conda_forge["linux-64"]) == {"12.9", "13.0"}
+    # linux-aarch64: 13.0 (sbsa) only, no 12.9 job.
+    assert cuda_jobs(rendered_conda_forge["linux-aarch64"]) == {"13.0"}
+    for o in rendered_conda_forge["linux-aarch64"]:
+        if "arm_variant_type" in o["variant"]:
+            assert o["variant"]["arm_variant_type"] == "sbsa"
+
+
+def test_same_packages_as_variants_yaml(rendered, rendered_conda_forge):
+    """recipe/variants.yaml holds conda-forge's values: both give the same packages, hashes included."""
+    for platform in rendered:
+        assert summary(rendered_conda_forge[platform]) == summary(rendered[platform])
+
+
+def test_compilers_and_glibc_per_job(rendered_conda_forge):
+    expected = {("linux-64", "12.9"): ("14", "2.28"), ("linux-64", "13.0"): ("15", "2.28"),
+                ("linux-aarch64", "13.0"): ("15", "2.34")}
+    seen = set()
+    for platform, outputs in rendered_conda_forge.items():
+        for o in outputs:
+            if o["name"] != "libtorch-tensorrt-executorch":
+                continue
+            cuda = o["variant"]["cuda_compiler_version"]
+            gcc, glibc = expected[(platform, cuda)]
+            build = o["staging"][0]["requirements"]["build"]
+            assert f"gxx_{platform} {gcc}.*" in build
+            # conda-forge's TensorRT for linux-aarch64 is built for glibc 2.34.
+            assert f"sysroot_{platform} {glibc}.*" in build
+            if platform == "linux-aarch64":
+                assert "arm-variant * sbsa" in build
+            seen.add((platform, cuda))
+    assert seen == set(expected)
+
+
+def test_executorch_runtime_is_one_package_per_platform(rendered_conda_forge):
+    """Built in every CUDA job, libexecutorch and libexecutorch-devel come out identical
+    (one hash), though the jobs differ in CUDA and compiler."""
+    for platform, outputs in rendered_conda_forge.items():
+        for name in ("libexecutorch", "libexecutorch-devel"):
+            assert len([o for o in outputs if o["name"] == name]) == 1, f"{name} splits on {platform}"
+
+
+def test_torch_tensorrt_skipped_at_the_pinned_pytorch(rendered_conda_forge):
+    for outputs in rendered_conda_forge.values():
+        assert not [o for o in outputs if o["name"] == "torch-tensorrt"]
+
+
+def test_without_the_cuda_compiler_nothing_builds(render_module):
+    """What conda-forge's CI gave the recipe before it used compiler('cuda'): only the
+    None variant, in which every output is skipped (so no job at all, instead of a
+    job that builds only the CUDA-independent packages)."""
+    for platform in render_module.PLATFORMS:
+        variants = render_module.variant_config(platform, "conda-forge", cuda_enabled=False)
+        assert variants["cuda_compiler_version"] == ["None"]
+        assert render_module.render(platform, variants=variants) == []
+
+
+def test_pinning_fixture_names_its_source():
+    text = (ROOT / "tests" / "fixtures" / "conda-forge-pinning.yaml").read_text()
+    assert "conda-forge-pinning-feedstock" in text and "migrations/cuda130.yaml" in text
