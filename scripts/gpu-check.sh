@@ -38,8 +38,11 @@ native_check() {
   echo "--- providers, as tte-run finds them with no options"
   "$site/torch_tensorrt_executorch_runtime/bin/tte-run" --list-providers || return 1
   echo "--- the provider test: runtime creation, unreadable plans refused (TensorRT: ${lean_lib:-none})"
+  # The search-order tests need the stand-in libraries built beside the test
+  # in the build tree; ctest runs them where the project builds.
   LD_LIBRARY_PATH="$libs" TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY="$lean_lib" \
-    TTE_TEST_TENSORRT_LEAN_LIBRARY="$lean_lib" "$bundle/native/test_native_tensorrt_provider" || return 1
+    TTE_TEST_TENSORRT_LEAN_LIBRARY="$lean_lib" "$bundle/native/test_native_tensorrt_provider" \
+    --gtest_filter='NativeTensorRtProvider*:NativeTensorRtLibrary.LoadsARealLeanRuntime:NativeTensorRtLibrary.DecodesVersionsAsTensorRtPacksThem:NativeTensorRtLibrary.SaysWhereItLookedAndWhatToInstall' || return 1
   echo "--- tte-run, no options: the native provider is chosen and refuses the plan"
   local ran
   ran="$("$site/torch_tensorrt_executorch_runtime/bin/tte-run" "$bundle/native/unreadable.pte" 2>&1)"

@@ -50,13 +50,18 @@ def test_torch_inputs_run_on_torchs_current_stream_without_dlpack_calls(cuda_pro
 
 
 def test_inputs_made_on_another_stream_are_ready_before_the_run(cuda_provider, programs):
+    # DLPack's contract (and torch's): the work queued on the producer's
+    # current stream is ordered before the consumer's stream. A tensor written
+    # on a stream that is no longer current is the caller's to synchronize, as
+    # in torch itself.
     program = tte.load(programs / "add_one_device_resident.pte")
     producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
     for _ in range(3):
         with torch.cuda.stream(producer):
             torch.cuda._sleep(20_000_000)  # the input is written only after a long wait
             x = torch.full((N,), 5.0, device="cuda")
-        (y,) = program.run([x], stream=consumer)
+            (y,) = program.run([x], stream=consumer)
+        consumer.synchronize()
         assert torch.equal(y.cpu(), torch.full((N,), 6.0))
 
 

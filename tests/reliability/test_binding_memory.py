@@ -154,4 +154,4 @@ def test_rank_a_shape_does_not_hold_is_refused_without_reading_it(tmp_path, ndim
     result = run_isolated(HOSTILE_PRODUCER.replace("{ndim}", str(ndim)), path=path)
     assert result.returncode == 0, result.stderr[-3000:]
     # Only the declared shape and the reported rank: no dims read past the array.
-    assert result.stdout.strip() == f"input 0: expected rank 2 (shape [2, 3]), got rank {ndim}"
+    assert result.stdout.strip() == f"input 0 of 'forward': expected rank 2 (shape [2, 3]), got rank {ndim}"
