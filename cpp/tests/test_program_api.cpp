@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -846,11 +847,13 @@ struct RecordingAllocator {
   bool fail = false;
   bool wrong_shape = false;
   std::vector<const void*> handed_out;
+  std::function<void()> on_allocate;  // called with every request
 
   static TteStatus allocate(void* context, const DLTensor* prototype, DLManagedTensorVersioned** out,
                             TteError* error) {
     auto* self = static_cast<RecordingAllocator*>(context);
     ++self->calls;
+    if (self->on_allocate) self->on_allocate();
     if (self->fail) {
       std::snprintf(error->message, sizeof(error->message), "pool exhausted");
       return TTE_ERROR_OUT_OF_MEMORY;
@@ -1111,4 +1114,122 @@ TEST_F(ProgramApi, PerTensorProvidersKeepThePerTensorPath) {
   EXPECT_EQ(s.executes, 0u);
   EXPECT_EQ(s.input_shapes_set, 3u);  // every run sets every shape
   EXPECT_EQ(s.enqueues, 3u);
+}
+
+// An output the program must give memory (not planned) and whose shape is
+// static is allocated by the caller before the run and written by the
+// engine itself: no copy of it afterwards. Dropping back to the program's
+// memory for views, and a failed run, hand every caller tensor back.
+TEST_F(ProgramApi, UnplannedOwnedOutputsAreWrittenInPlace) {
+  Program program;
+  open(program, "add_one_unplanned_output.pte");
+  TteValueInfo info{};
+  ASSERT_EQ(tte_program_output_info(program.get(), "forward", 0, &info, nullptr), TTE_OK);
+  ASSERT_EQ(info.is_memory_planned, 0);
+  Method method;
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, nullptr), TTE_OK);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  RecordingAllocator allocator;
+  std::vector<uint64_t> enqueues_at_allocation;
+  // How often the engine was entered, through either of the provider's entries.
+  const auto engine_calls = [] {
+    const TteTestProviderStats s = host_stats();
+    return s.enqueues + s.executes;
+  };
+  allocator.on_allocate = [&] { enqueues_at_allocation.push_back(engine_calls()); };
+  TteRunOptions options = run_options(1);
+  options.allocate_output = &RecordingAllocator::allocate;
+  options.allocator_context = &allocator;
+  for (int run = 0; run < 2; ++run) {
+    const uint64_t enqueues = engine_calls();
+    Outputs outputs(1);
+    TteError error{};
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+        << error.message;
+    ASSERT_EQ(allocator.calls, run + 1);
+    EXPECT_EQ(enqueues_at_allocation.back(), enqueues) << "allocated after the engine ran: a copy";
+    EXPECT_GT(engine_calls(), enqueues);
+    EXPECT_EQ(outputs.values[0].tensor->dl_tensor.data, allocator.handed_out.back());
+    EXPECT_TRUE(outputs.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+    EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  }
+  EXPECT_EQ(allocator.deletes, 2);
+
+  // Views are of the program's memory, not of a caller tensor.
+  const TteRunOptions views = [&] {
+    TteRunOptions o = options;
+    o.copy_outputs = 0;
+    return o;
+  }();
+  {
+    Outputs view(1);
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &views, view.values.data(), 1, nullptr), TTE_OK);
+    EXPECT_EQ(allocator.calls, 2);
+    EXPECT_FALSE(view.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+    EXPECT_EQ(view.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  }
+
+  // A tensor of the wrong shape is refused before the run and handed back.
+  allocator.wrong_shape = true;
+  Outputs failed(1);
+  TteError error{};
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &options, failed.values.data(), 1, &error),
+            TTE_ERROR_INTERNAL);
+  EXPECT_NE(std::string(error.message).find("not a compact [2, 4] float32"), std::string::npos)
+      << error.message;
+  EXPECT_EQ(allocator.deletes, 3);
+  EXPECT_EQ(failed.values[0].tag, TTE_VALUE_NONE);
+  allocator.wrong_shape = false;
+
+  // A run the engine fails hands the caller tensor back too.
+  auto wrong = float_tensor({4, 2});
+  TteInput bad = wrong.input();
+  EXPECT_NE(tte_method_run(method.handle, &bad, 1, &options, failed.values.data(), 1, &error), TTE_OK);
+  EXPECT_EQ(allocator.deletes, allocator.calls);
+
+  // And the method still runs, in place.
+  Outputs again(1);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, again.values.data(), 1, &error), TTE_OK)
+      << error.message;
+  EXPECT_EQ(again.values[0].tensor->dl_tensor.data, allocator.handed_out.back());
+  EXPECT_EQ(again.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+// CUDA graphs replay with the addresses they were captured with: a program
+// opened with the cuda_graphs load option keeps its outputs in its own
+// memory and copies them into the caller's tensors after the run.
+TEST_F(ProgramApi, UnplannedOwnedOutputsAreCopiedWhenCudaGraphsMayReplay) {
+  TteBackendOption graphs{};
+  graphs.backend = "TensorRTBackend";
+  graphs.key = "cuda_graphs";
+  graphs.type = TTE_OPTION_BOOL;
+  graphs.int_value = 1;
+  TteProgramOptions program_options{};
+  program_options.struct_size = sizeof(program_options);
+  program_options.backend_options = &graphs;
+  program_options.num_backend_options = 1;
+  Program program;
+  open(program, "add_one_unplanned_output.pte", &program_options);
+  Method method;
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, nullptr), TTE_OK);
+  auto x = float_tensor({2, 4});
+  TteInput in = x.input();
+  RecordingAllocator allocator;
+  uint64_t at_allocation = 0;
+  allocator.on_allocate = [&] {
+    const TteTestProviderStats s = host_stats();
+    at_allocation = s.enqueues + s.executes;
+  };
+  TteRunOptions options = run_options(1);
+  options.allocate_output = &RecordingAllocator::allocate;
+  options.allocator_context = &allocator;
+  const TteTestProviderStats before = host_stats();
+  Outputs outputs(1);
+  TteError error{};
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+      << error.message;
+  EXPECT_GT(at_allocation, before.enqueues + before.executes) << "allocated before the run";
+  EXPECT_EQ(outputs.values[0].tensor->dl_tensor.data, allocator.handed_out.back());
+  EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
 }

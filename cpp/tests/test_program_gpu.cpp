@@ -2,6 +2,7 @@
 // device-planned and device-resident programs, caller streams. Runs the
 // fixture programs of test_program_api with the CUDA test provider (real
 // kernels: y = x + 1); every case skips without a CUDA device.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "testing/test_provider_api.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace {
@@ -195,6 +197,106 @@ TEST_F(ProgramGpu, DeviceResidentOutputsStayOnTheDevice) {
   EXPECT_TRUE(c->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
   EXPECT_NE(c->dl_tensor.data, v->dl_tensor.data);
   EXPECT_EQ(read_floats(c->dl_tensor), iota(8, 1));
+}
+
+// The CUDA test provider's enqueue count.
+uint64_t cuda_provider_enqueues() {
+  void* library = dlopen(cuda_provider_path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  auto stats = library == nullptr
+                   ? nullptr
+                   : reinterpret_cast<void (*)(TteTestProviderStats*)>(
+                         dlsym(library, "tte_test_provider_stats"));
+  EXPECT_NE(stats, nullptr);
+  TteTestProviderStats seen{};
+  seen.struct_size = sizeof(seen);
+  if (stats != nullptr) stats(&seen);
+  return seen.enqueues;
+}
+
+// A caller's allocator of device tensors that notes how many enqueues the
+// provider had made when it was asked: an output allocated before the engine
+// ran is one the engine wrote into.
+struct DeviceAllocator {
+  struct Made {
+    DLManagedTensorVersioned managed{};
+    std::vector<int64_t> shape;
+    DeviceAllocator* owner;
+  };
+  std::vector<void*> handed_out;
+  std::vector<uint64_t> enqueues_before;
+  int deletes = 0;
+
+  static TteStatus allocate(void* context, const DLTensor* prototype,
+                            DLManagedTensorVersioned** out, TteError*) {
+    auto* self = static_cast<DeviceAllocator*>(context);
+    self->enqueues_before.push_back(cuda_provider_enqueues());
+    auto* made = new Made();
+    made->owner = self;
+    made->shape.assign(prototype->shape, prototype->shape + prototype->ndim);
+    size_t bytes = prototype->dtype.bits / 8;
+    for (int64_t d : made->shape) bytes *= static_cast<size_t>(d);
+    void* data = nullptr;
+    EXPECT_EQ(cudaMalloc(&data, bytes == 0 ? 1 : bytes), cudaSuccess);
+    made->managed.version = DLPackVersion{1, 0};
+    made->managed.manager_ctx = made;
+    made->managed.deleter = [](DLManagedTensorVersioned* self_tensor) {
+      auto* m = static_cast<Made*>(self_tensor->manager_ctx);
+      ++m->owner->deletes;
+      cudaFree(self_tensor->dl_tensor.data);
+      delete m;
+    };
+    made->managed.dl_tensor.data = data;
+    made->managed.dl_tensor.device = prototype->device;
+    made->managed.dl_tensor.ndim = prototype->ndim;
+    made->managed.dl_tensor.dtype = prototype->dtype;
+    made->managed.dl_tensor.shape = made->shape.data();
+    self->handed_out.push_back(data);
+    *out = &made->managed;
+    return TTE_OK;
+  }
+};
+
+// A non-planned output of static shape is written by the engine straight
+// into the tensor the caller's allocator made: no device copy of it after
+// the run. Views of the same method still come from the program's memory.
+TEST_F(ProgramGpu, DeviceResidentOwnedOutputsAreWrittenInPlace) {
+  Program program;
+  open(program, "device_resident.pte");
+  TteMethod* method = nullptr;
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method, nullptr), TTE_OK);
+  DeviceTensor x({2, 4}, iota(8, 0));
+  TteInput in{};
+  in.tag = TTE_VALUE_TENSOR;
+  in.tensor = &x.tensor;
+  DeviceAllocator allocator;
+  TteRunOptions options{};
+  options.struct_size = sizeof(options);
+  options.copy_outputs = 1;
+  options.allocate_output = &DeviceAllocator::allocate;
+  options.allocator_context = &allocator;
+  for (int run = 0; run < 2; ++run) {
+    const uint64_t enqueues = cuda_provider_enqueues();
+    Output y;
+    TteError error{};
+    ASSERT_EQ(tte_method_run(method, &in, 1, &options, &y.value, 1, &error), TTE_OK)
+        << error.message;
+    ASSERT_EQ(allocator.handed_out.size(), static_cast<size_t>(run + 1));
+    EXPECT_EQ(allocator.enqueues_before.back(), enqueues) << "allocated after the engine ran";
+    EXPECT_EQ(cuda_provider_enqueues(), enqueues + 1);
+    EXPECT_EQ(y.value.tensor->dl_tensor.data, allocator.handed_out.back());
+    EXPECT_TRUE(y.value.tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+    EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(8, 1));
+  }
+  EXPECT_EQ(allocator.deletes, 2);
+
+  TteRunOptions views = options;
+  views.copy_outputs = 0;
+  Output view;
+  ASSERT_EQ(tte_method_run(method, &in, 1, &views, &view.value, 1, nullptr), TTE_OK);
+  EXPECT_EQ(allocator.handed_out.size(), 2u);
+  EXPECT_FALSE(view.value.tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
+  EXPECT_EQ(read_floats(view.value.tensor->dl_tensor), iota(8, 1));
+  tte_method_release(method);
 }
 
 TEST_F(ProgramGpu, DeviceResidentProgramStagesHostInputs) {

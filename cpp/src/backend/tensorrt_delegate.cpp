@@ -166,7 +166,7 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
     return status;
   }
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  std::vector<Binding> bindings;
+  std::vector<Binding>& bindings = bindings_;
   status = binder_->bind(io_, args, cuda_stream, &bindings);
   if (status.ok()) {
     status = enqueue(bindings, stream);
@@ -352,7 +352,8 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     status = enqueue();
   } else {
     // A graph replays fixed shapes and addresses.
-    std::vector<int64_t> signature = input_shapes_;
+    std::vector<int64_t>& signature = graph_signature_;
+    signature.assign(input_shapes_.begin(), input_shapes_.end());
     signature.push_back(current_profile_);
     for (const Binding& binding : bindings) {
       signature.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(binding.address)));

@@ -49,6 +49,11 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
                      std::shared_ptr<Program>* out) {
   std::shared_ptr<Program> program(new Program());
   program->options_ = std::move(options);
+  for (const BackendOptionValue& option : program->options_.backend_options) {
+    if (option.key.find("cuda_graphs") != std::string::npos) {
+      program->outputs_in_place_ = false;
+    }
+  }
   Status status = open_program(source, program->options_, &program->opened_);
   if (status.ok()) {
     *out = std::move(program);
@@ -320,9 +325,20 @@ Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t nu
   caller_stream(&stream);
   // Inputs passed read-only, for a delegate about to write one in place.
   ReadOnlyLoan read_only;
+  OutputOptions output_options;
+  output_options.copy = options.copy_outputs;
+  output_options.stream = stream;
+  output_options.allocate = options.allocate_output;
+  output_options.allocator_context = options.allocator_context;
+  output_options.in_place = outputs_in_place_;
+  if (!options.copy_outputs) {
+    output_options.keep_alive = shared_from_this();
+  }
   Status status = set_method_inputs(loaded, state, inputs, num_inputs, stream);
   if (status.ok()) {
-    status = give_output_buffers(loaded, state);
+    // Owned outputs the caller allocates are, where their shape allows,
+    // written by the method itself: no copy of them afterwards.
+    status = give_output_buffers(loaded, state, output_options);
   }
   if (!status.ok()) {
     return status;
@@ -330,15 +346,8 @@ Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t nu
   ExecuTorchStep step(ProgramStep::kExecute);
   const et::Error error = loaded.execute();
   if (error != et::Error::Ok) {
+    release_caller_outputs(state);
     return step.failed(error, "executing method '" + state.name + "' failed");
-  }
-  OutputOptions output_options;
-  output_options.copy = options.copy_outputs;
-  output_options.stream = stream;
-  output_options.allocate = options.allocate_output;
-  output_options.allocator_context = options.allocator_context;
-  if (!options.copy_outputs) {
-    output_options.keep_alive = shared_from_this();
   }
   return collect_method_outputs(loaded, state, output_options, outputs, num_outputs);
 }

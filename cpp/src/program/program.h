@@ -91,6 +91,10 @@ class Program : public std::enable_shared_from_this<Program> {
   std::mutex mutex_;
   bool closed_ = false;
   ProgramOptions options_;
+  // Whether owned outputs may be written by the method straight into the
+  // caller's memory: not when a load option may turn CUDA graphs on, whose
+  // replay needs the same output addresses from call to call.
+  bool outputs_in_place_ = true;
   OpenedProgram opened_;
   std::map<std::string, std::unique_ptr<MethodState>> methods_;
 };

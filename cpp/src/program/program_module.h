@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "cuda/device_buffers.h"
 #include "program/planned_arenas.h"
+#include "torch_tensorrt_executorch/dlpack.h"
 
 namespace tte {
 
@@ -89,6 +90,9 @@ struct MethodState {
   // Per output: whether the program must give it memory, and that memory.
   std::vector<bool> output_needs_buffer;
   std::vector<OutputBuffer> output_buffers;
+  // Per output: an owned output from the caller's allocator the method
+  // writes straight into during the run in progress (NULL where none).
+  std::vector<DLManagedTensorVersioned*> caller_outputs;
   // Per input: device copies of host tensors for device-tagged, non-planned
   // inputs.
   std::vector<DeviceBuffer> input_staging;

@@ -122,38 +122,29 @@ Status copy_output(const TensorOutput& out, void* dst, DLDevice dst_device, Queu
   return Status::Ok();
 }
 
-// An owned copy in the caller's memory: `options.allocate` makes a tensor of
-// the output's dtype, shape and device, checked before it is written.
-Status caller_copy(const TensorOutput& out, const OutputOptions& options, QueuedCopies* queued,
-                   TteOutput* output) {
-  const Tensor& tensor = *out.tensor;
-  int64_t shape[kMaxRank];
-  const size_t rank = tensor.dim();
-  for (size_t d = 0; d < rank; ++d) {
-    shape[d] = tensor.size(d);
-  }
+// A compact tensor of `shape`, `dtype` and `device` from `options.allocate`,
+// checked before anything is written to it; `label` names the output.
+Status allocate_caller_tensor(const std::string& label, const int64_t* shape, size_t rank,
+                              DLDataType dtype, DLDevice device, size_t nbytes,
+                              const OutputOptions& options, DLManagedTensorVersioned** result) {
   DLTensor prototype{};
-  prototype.device = out.device.device_type == kDLCUDAManaged
-                         ? DLDevice{kDLCUDA, out.device.device_id}
-                         : out.device;
+  prototype.device = device;
   prototype.ndim = static_cast<int32_t>(rank);
-  prototype.dtype = out.dtype;
-  prototype.shape = shape;
+  prototype.dtype = dtype;
+  prototype.shape = const_cast<int64_t*>(shape);
   DLManagedTensorVersioned* made = nullptr;
   TteError error{};
   const TteStatus code = options.allocate(options.allocator_context, &prototype, &made, &error);
   if (code != TTE_OK || made == nullptr) {
     return from_c_status(code != TTE_OK ? code : TTE_ERROR_OUT_OF_MEMORY, error)
-        .prefixed("allocating " + out.label() + " (" + format_dims(shape, rank) + ", " +
-                  dlpack_dtype_name(out.dtype) + ") failed: ");
+        .prefixed("allocating " + label + " (" + format_dims(shape, rank) + ", " +
+                  dlpack_dtype_name(dtype) + ") failed: ");
   }
   const DLTensor& got = made->dl_tensor;
   bool fits = made->version.major == 1 && got.ndim == prototype.ndim &&
-              got.dtype.code == out.dtype.code && got.dtype.bits == out.dtype.bits &&
-              got.dtype.lanes == out.dtype.lanes &&
-              got.device.device_type == prototype.device.device_type &&
-              got.device.device_id == prototype.device.device_id &&
-              (got.data != nullptr || out.nbytes == 0);
+              got.dtype.code == dtype.code && got.dtype.bits == dtype.bits &&
+              got.dtype.lanes == dtype.lanes && got.device.device_type == device.device_type &&
+              got.device.device_id == device.device_id && (got.data != nullptr || nbytes == 0);
   for (size_t d = 0; fits && d < rank; ++d) {
     fits = got.shape[d] == shape[d];
   }
@@ -166,24 +157,76 @@ Status caller_copy(const TensorOutput& out, const OutputOptions& options, Queued
     if (made->deleter != nullptr) {
       made->deleter(made);
     }
-    return Status(TTE_ERROR_INTERNAL, "the output allocator gave " + out.label() +
+    return Status(TTE_ERROR_INTERNAL, "the output allocator gave " + label +
                                           " a tensor that is not a compact " +
                                           format_dims(shape, rank) + " " +
-                                          dlpack_dtype_name(out.dtype) + " on " +
-                                          device_name(prototype.device));
+                                          dlpack_dtype_name(dtype) + " on " + device_name(device));
   }
-  void* dst = got.data == nullptr ? nullptr : static_cast<char*>(got.data) + got.byte_offset;
-  const Status status = copy_output(out, dst, prototype.device, queued);
+  *result = made;
+  return Status::Ok();
+}
+
+void* caller_data(const DLManagedTensorVersioned& made) {
+  const DLTensor& got = made.dl_tensor;
+  return got.data == nullptr ? nullptr : static_cast<char*>(got.data) + got.byte_offset;
+}
+
+void delete_caller_tensor(DLManagedTensorVersioned* made) {
+  if (made != nullptr && made->deleter != nullptr) {
+    made->deleter(made);
+  }
+}
+
+// An owned copy in the caller's memory: `options.allocate` makes a tensor of
+// the output's dtype, shape and device, checked before it is written.
+Status caller_copy(const TensorOutput& out, const OutputOptions& options, QueuedCopies* queued,
+                   TteOutput* output) {
+  const Tensor& tensor = *out.tensor;
+  int64_t shape[kMaxRank];
+  const size_t rank = tensor.dim();
+  for (size_t d = 0; d < rank; ++d) {
+    shape[d] = tensor.size(d);
+  }
+  const DLDevice device = out.device.device_type == kDLCUDAManaged
+                              ? DLDevice{kDLCUDA, out.device.device_id}
+                              : out.device;
+  DLManagedTensorVersioned* made = nullptr;
+  const Status allocated =
+      allocate_caller_tensor(out.label(), shape, rank, out.dtype, device, out.nbytes, options, &made);
+  if (!allocated.ok()) {
+    return allocated;
+  }
+  const Status status = copy_output(out, caller_data(*made), device, queued);
   if (!status.ok()) {
-    if (made->deleter != nullptr) {
-      made->deleter(made);
-    }
+    delete_caller_tensor(made);
     return status;
   }
   made->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
   output->tag = TTE_VALUE_TENSOR;
   output->tensor = made;
   return Status::Ok();
+}
+
+// The caller tensor the method was given for this output, taken, when the
+// method wrote the output there with the shape it was allocated with: the
+// output itself, nothing to copy. NULL otherwise; the tensor is then left
+// in `given`, handed back once any copy that may read it has finished.
+DLManagedTensorVersioned* written_caller_tensor(const Tensor& tensor, DLManagedTensorVersioned*& given) {
+  DLManagedTensorVersioned* made = given;
+  if (made == nullptr) {
+    return nullptr;
+  }
+  const DLTensor& got = made->dl_tensor;
+  bool written = tensor.const_data_ptr() == caller_data(*made) &&
+                 static_cast<int32_t>(tensor.dim()) == got.ndim;
+  for (int32_t d = 0; written && d < got.ndim; ++d) {
+    written = tensor.size(d) == got.shape[d];
+  }
+  if (!written) {
+    return nullptr;
+  }
+  given = nullptr;
+  return made;
 }
 
 Status make_tensor_output(const TensorOutput& out, const MethodState& state,
@@ -260,7 +303,7 @@ Status make_tensor_output(const TensorOutput& out, const MethodState& state,
   return Status::Ok();
 }
 
-Status make_output(const et::EValue& value, size_t index, const MethodState& state,
+Status make_output(const et::EValue& value, size_t index, MethodState& state,
                    const OutputOptions& options, QueuedCopies* queued, TteOutput* output) {
   *output = TteOutput{};
   switch (value.tag) {
@@ -281,6 +324,14 @@ Status make_output(const et::EValue& value, size_t index, const MethodState& sta
     default: output->tag = TTE_VALUE_OTHER; return Status::Ok();
   }
   const Tensor tensor = value.toTensor();
+  if (index < state.caller_outputs.size()) {
+    if (DLManagedTensorVersioned* made = written_caller_tensor(tensor, state.caller_outputs[index])) {
+      made->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+      output->tag = TTE_VALUE_TENSOR;
+      output->tensor = made;
+      return Status::Ok();
+    }
+  }
   const std::optional<DLDataType> dtype = dlpack_from_scalar_type(tensor.scalar_type());
   if (!dtype) {
     return Status(TTE_ERROR_NOT_SUPPORTED,
@@ -299,6 +350,8 @@ void plan_output_buffers(et::Method& method, MethodState& state) {
   state.output_needs_buffer.assign(count, false);
   state.output_buffers.clear();
   state.output_buffers.resize(count);
+  release_caller_outputs(state);
+  state.caller_outputs.assign(count, nullptr);
   for (size_t i = 0; i < count; ++i) {
     const et::EValue& value = method.get_output(i);
     auto info = meta.output_tensor_meta(i);
@@ -307,8 +360,56 @@ void plan_output_buffers(et::Method& method, MethodState& state) {
   }
 }
 
-Status give_output_buffers(et::Method& method, MethodState& state) {
+namespace {
+
+// Gives output `i` a tensor from the caller's allocator when its shape is
+// known before the run (static); `given` says whether it did.
+Status give_caller_buffer(et::Method& method, MethodState& state, const OutputOptions& options,
+                          size_t i, const Tensor& tensor, const std::string& label, bool* given) {
+  *given = false;
+  const size_t rank = tensor.dim();
+  const std::optional<DLDataType> dtype = dlpack_from_scalar_type(tensor.scalar_type());
+  const size_t nbytes = tensor.nbytes();
+  if (tensor.shape_dynamism() != executorch::aten::TensorShapeDynamism::STATIC ||
+      rank > kMaxRank || !dtype || nbytes == 0) {
+    return Status::Ok();
+  }
+  int64_t shape[kMaxRank];
+  for (size_t d = 0; d < rank; ++d) {
+    shape[d] = tensor.size(d);
+  }
+  const DLDevice device = tensor.device_type() == DeviceType::CUDA
+                              ? DLDevice{kDLCUDA, tensor.device_index()}
+                              : DLDevice{kDLCPU, 0};
+  DLManagedTensorVersioned* made = nullptr;
+  const Status allocated = allocate_caller_tensor("output " + std::to_string(i), shape, rank,
+                                                  *dtype, device, nbytes, options, &made);
+  if (!allocated.ok()) {
+    return allocated;
+  }
+  ExecuTorchStep step(ProgramStep::kSetOutput);
+  const et::Error error = method.set_output_data_ptr(caller_data(*made), nbytes, i);
+  if (error != et::Error::Ok) {
+    delete_caller_tensor(made);
+    return step.failed(error, "giving " + label + " its buffer failed");
+  }
+  state.caller_outputs[i] = made;
+  *given = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
+void release_caller_outputs(MethodState& state) {
+  for (DLManagedTensorVersioned*& made : state.caller_outputs) {
+    delete_caller_tensor(made);
+    made = nullptr;
+  }
+}
+
+Status give_output_buffers(et::Method& method, MethodState& state, const OutputOptions& options) {
   const et::MethodMeta meta = method.method_meta();
+  const bool to_caller = options.copy && options.in_place && options.allocate != nullptr;
   for (size_t i = 0; i < state.output_needs_buffer.size(); ++i) {
     if (!state.output_needs_buffer[i]) {
       continue;
@@ -316,6 +417,17 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
     auto info = meta.output_tensor_meta(i);
     const Tensor tensor = method.get_output(i).toTensor();
     const std::string label = io_label(meta.name(), false, i, std::string(info->name()));
+    if (to_caller) {
+      bool given = false;
+      const Status status = give_caller_buffer(method, state, options, i, tensor, label, &given);
+      if (!status.ok()) {
+        release_caller_outputs(state);
+        return status;
+      }
+      if (given) {
+        continue;
+      }
+    }
     const size_t nbytes = info->nbytes();
     OutputBuffer& buffer = state.output_buffers[i];
     void* data = nullptr;
@@ -324,12 +436,14 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
       const Status reserved =
           reserve_on_device(buffer.device, nbytes, tensor.device_index(), label);
       if (!reserved.ok()) {
+        release_caller_outputs(state);
         return reserved;
       }
       data = buffer.device.data();
       capacity = buffer.device.capacity();
     } else {
       if (buffer.host.reserve(nbytes) != cudaSuccess) {
+        release_caller_outputs(state);
         return Status(TTE_ERROR_OUT_OF_MEMORY,
                       "cannot allocate " + std::to_string(nbytes) + " host bytes for " + label);
       }
@@ -339,13 +453,14 @@ Status give_output_buffers(et::Method& method, MethodState& state) {
     ExecuTorchStep step(ProgramStep::kSetOutput);
     const et::Error error = method.set_output_data_ptr(data, capacity, i);
     if (error != et::Error::Ok) {
+      release_caller_outputs(state);
       return step.failed(error, "giving " + label + " its buffer failed");
     }
   }
   return Status::Ok();
 }
 
-Status collect_method_outputs(et::Method& method, const MethodState& state,
+Status collect_method_outputs(et::Method& method, MethodState& state,
                               const OutputOptions& options, TteOutput* outputs,
                               size_t num_outputs) {
   QueuedCopies queued{options.stream};
@@ -359,6 +474,9 @@ Status collect_method_outputs(et::Method& method, const MethodState& state,
     status = Status(TTE_ERROR_RUNTIME,
                     std::string("copying the outputs failed: ") + cuda_error_text(error));
   }
+  // Caller tensors not returned: of outputs not reached (a failure before
+  // them), or that the method did not write in place (copied from).
+  release_caller_outputs(state);
   if (!status.ok()) {
     release_outputs(outputs, num_outputs);
   }

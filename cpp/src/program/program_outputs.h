@@ -18,21 +18,33 @@ namespace tte {
 
 // Which outputs of a freshly loaded method need memory from the program.
 void plan_output_buffers(executorch::runtime::Method& method, MethodState& state);
-// Gives those outputs their (grow-only) buffers before an execute.
-Status give_output_buffers(executorch::runtime::Method& method, MethodState& state);
 
 struct OutputOptions {
   bool copy = true;
   void* stream = nullptr;  // a cudaStream_t for device copies (NULL: legacy default)
   TteOutputAllocator allocate = nullptr;  // owned outputs' memory, when set
   void* allocator_context = nullptr;
+  // Whether `allocate` may give outputs their memory before the run
+  // (give_output_buffers), for the method to write into.
+  bool in_place = false;
   // What a view holds on to: the owner of the method's memory.
   std::shared_ptr<const void> keep_alive;
 };
 
+// Gives those outputs their memory before an execute: for an owned run with
+// a caller's allocator and `options.in_place`, an output whose shape is static gets a tensor from
+// that allocator, which the method writes straight into (no copy, no wait for
+// one); any other gets the program's (grow-only) buffer. On failure no
+// caller tensor is left held.
+Status give_output_buffers(executorch::runtime::Method& method, MethodState& state,
+                           const OutputOptions& options);
+
+// Hands back the caller tensors a failed run did not get to return.
+void release_caller_outputs(MethodState& state);
+
 // Fills `outputs` (as many as the method returns) and returns with every
 // copy finished; on failure every output is released and left NONE.
-Status collect_method_outputs(executorch::runtime::Method& method, const MethodState& state,
+Status collect_method_outputs(executorch::runtime::Method& method, MethodState& state,
                               const OutputOptions& options, TteOutput* outputs,
                               size_t num_outputs);
 
