@@ -187,7 +187,11 @@ def test_only_devel_outputs_carry_run_exports(rendered):
 def test_python_package(rendered, versions, pyproject):
     (o,) = by_name(rendered["linux-64"], PYTHON_PACKAGE)
     assert o["noarch"] == "python" and o["version"] == versions["project"]
-    (script,) = pyproject["project"]["scripts"].items()
+    scripts = dict(pyproject["project"]["scripts"])
+    # The wheel's tte-run execs the runner it ships; in conda, bin/tte-run is
+    # the runner itself (libtorch-tensorrt-executorch), so no entry point.
+    assert scripts.pop("tte-run") == "torch_tensorrt_executorch_runtime._tte_run:main"
+    (script,) = scripts.items()
     assert o["entry_points"] == [f"{script[0]} = {script[1]}"]
     run = o["requirements"]["run"]
     assert f"python >={o['variant']['python_min']}" in run
