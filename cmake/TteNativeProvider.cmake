@@ -168,6 +168,11 @@ target_compile_definitions(tte_native_tensorrt_provider
   PUBLIC $<$<BOOL:${TTE_TENSORRT_LINK}>:TTE_TENSORRT_LINK=1>
   PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_COMPILE_DEFINITIONS>)
 target_link_libraries(tte_native_tensorrt_provider PUBLIC tte::tensorrt_headers tte::cudart ${CMAKE_DL_LIBS})
+if(TTE_TENSORRT_LINK)
+  # The code calls TensorRT's two entry points by name: whatever links it
+  # (the provider library, its test) links TensorRT too.
+  target_link_libraries(tte_native_tensorrt_provider PUBLIC "${TTE_TENSORRT_LIBRARY}")
+endif()
 target_compile_options(tte_native_tensorrt_provider PRIVATE -Wall -Wextra)
 tte_glibc_compat(tte_native_tensorrt_provider)
 
@@ -185,7 +190,6 @@ set_target_properties(tte_provider_tensorrt PROPERTIES
   # is found by the provider itself, relative to its own folder.
   INSTALL_RPATH "${TTE_INSTALL_RPATH}")
 if(TTE_TENSORRT_LINK)
-  target_link_libraries(tte_provider_tensorrt PRIVATE "${TTE_TENSORRT_LIBRARY}")
   get_filename_component(_tte_trt_lib_dir "${TTE_TENSORRT_LIBRARY}" DIRECTORY)
   set_property(TARGET tte_provider_tensorrt APPEND PROPERTY BUILD_RPATH "${_tte_trt_lib_dir}")
 endif()
