@@ -22,7 +22,9 @@ EOF
 # itself (libtorch-tensorrt-executorch, in the host prefix): keep that one.
 runner="${PREFIX}/bin/tte-run"
 [ -e "${runner}" ] && mv "${runner}" tte-run.runner
-"${PYTHON}" -m pip install . --no-deps --no-build-isolation -vv -C wheel.cmake=false
+# No CMake, so no binary: the wheel tag must name no CPython ABI (the
+# release wheel is cp310-abi3 only because it carries the compiled binding).
+"${PYTHON}" -m pip install . --no-deps --no-build-isolation -vv -C wheel.cmake=false -C wheel.py-api=py3
 if [ -e tte-run.runner ]; then mv -f tte-run.runner "${runner}"; else rm -f "${runner}"; fi
 
 package="${SP_DIR}/torch_tensorrt_executorch_runtime"
