@@ -270,18 +270,32 @@ class RunStream {
   void* previous_ = nullptr;
 };
 
-Status Program::run(const std::string& method, const TteInput* inputs, size_t num_inputs,
-                    const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
+namespace {
+
+// Every output slot empty before a run, so a failed run leaves nothing the
+// caller could mistake for a result.
+Status clear_outputs(TteOutput* outputs, size_t num_outputs) {
   if (outputs == nullptr && num_outputs > 0) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, "outputs is NULL");
   }
   for (size_t i = 0; i < num_outputs; ++i) {
     outputs[i] = TteOutput{};
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Program::run(const std::string& method, const TteInput* inputs, size_t num_inputs,
+                    const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Status status = clear_outputs(outputs, num_outputs);
+  if (!status.ok()) {
+    return status;
+  }
   MethodState* state = nullptr;
-  Status status = closed_ ? Status(TTE_ERROR_INVALID_STATE, "the program is closed")
-                          : ensure_loaded(method, &state);
+  status = closed_ ? Status(TTE_ERROR_INVALID_STATE, "the program is closed")
+                   : ensure_loaded(method, &state);
   if (!status.ok()) {
     return status;
   }
@@ -291,11 +305,9 @@ Status Program::run(const std::string& method, const TteInput* inputs, size_t nu
 Status Program::run(MethodState& method, const TteInput* inputs, size_t num_inputs,
                     const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (outputs == nullptr && num_outputs > 0) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "outputs is NULL");
-  }
-  for (size_t i = 0; i < num_outputs; ++i) {
-    outputs[i] = TteOutput{};
+  Status status = clear_outputs(outputs, num_outputs);
+  if (!status.ok()) {
+    return status;
   }
   if (closed_) {
     return Status(TTE_ERROR_INVALID_STATE,
