@@ -9,7 +9,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${1:-15}"
 build="${TTE_FUZZ_BUILD:-$root/build/fuzz}"
 for name in blob program data-file pte-reader; do
-  TTE_FUZZ_BUILD="$build" "$root/scripts/ci/fuzz.sh" "$name" -max_total_time="$seconds" -timeout=25 \
+  TTE_FUZZ_BUILD="$build" "$root/scripts/ci/fuzz.sh" "$name" -seed=1 -max_total_time="$seconds" -timeout=25 \
     -rss_limit_mb=4096
 done
 # Found inputs, replayed on the libFuzzer harnesses (a crash fails the step):

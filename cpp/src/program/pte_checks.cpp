@@ -195,6 +195,106 @@ Status check_kernel_dtypes(const FlatTable& plan, const FlatTable& values, uint3
   return Status::Ok();
 }
 
+// Whether a tensor value gets memory when ExecuTorch loads its method
+// (tensor_parser's getTensorDataPtr): constant data (data_buffer_idx > 0),
+// planned memory (allocation_info), or a .ptd entry (extra_tensor_info,
+// location EXTERNAL); or holds no bytes. Anything else is a null pointer
+// until the caller sets it, as for method inputs and unplanned outputs.
+bool tensor_has_memory(const FlatTable& tensor) {
+  // Tensor {scalar_type, storage_offset, sizes, dim_order, requires_grad,
+  // data_buffer_idx, allocation_info, layout, shape_dynamism,
+  // extra_tensor_info}; ExtraTensorInfo {mutable_data_segments_idx,
+  // fully_qualified_name, location (1: EXTERNAL)}.
+  if (tensor.scalar<uint32_t>(5, 0) > 0 || tensor.field(6)) return true;
+  const auto extra = tensor.field(9);
+  if (extra && extra->scalar<int8_t>(2, 0) == 1) return true;
+  const auto sizes = tensor.field(2);
+  for (uint32_t d = 0; sizes && d < sizes->length(); ++d) {
+    if (sizes->int_at(d).value_or(1) == 0) return true;
+  }
+  return false;
+}
+
+// The kernel calls of a plan that read or write a tensor with no memory
+// (ExecuTorch's kernels dereference its null pointer): method inputs and
+// outputs are given memory by the caller, and a MoveCall's destination takes
+// its source's tensor, so neither is judged.
+template <typename Damaged>
+Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values, uint32_t p,
+                                  const Damaged& damaged) {
+  // Instruction.instr_args: KernelCall = 1 {op_index, args}, MoveCall = 3
+  // {move_from, move_to}; KernelTypes: Tensor = 5, TensorList = 10,
+  // OptionalTensorList = 11 (each {items: [int]}).
+  constexpr uint8_t kKernelCall = 1;
+  constexpr uint8_t kMoveCall = 3;
+  constexpr uint8_t kTensorValue = 5;
+  constexpr uint8_t kTensorList = 10;
+  constexpr uint8_t kOptionalTensorList = 11;
+  std::vector<bool> given(values.length(), false);
+  for (const int io : {3, 4}) {  // ExecutionPlan.inputs, .outputs
+    const auto indices = plan.field(io);
+    for (uint32_t i = 0; indices && i < indices->length(); ++i) {
+      const auto index = indices->int_at(i);
+      if (index && *index >= 0 && static_cast<uint32_t>(*index) < given.size()) given[*index] = true;
+    }
+  }
+  const auto chains = plan.field(5);
+  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
+    const auto chain = chains->element(c);
+    const auto instructions = chain ? chain->field(2) : std::nullopt;
+    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
+      const auto instruction = instructions->element(i);
+      const auto move = instruction && instruction->scalar<uint8_t>(0, 0) == kMoveCall
+                            ? instruction->field(1)
+                            : std::nullopt;
+      const int32_t to = move ? move->scalar<int32_t>(1, -1) : -1;
+      if (to >= 0 && static_cast<uint32_t>(to) < given.size()) given[to] = true;
+    }
+  }
+  const auto unbacked = [&](int32_t index) {
+    if (index < 0 || static_cast<uint32_t>(index) >= values.length() || given[index]) return false;
+    const auto value = values.element(static_cast<uint32_t>(index));
+    const auto tensor = value && value->scalar<uint8_t>(0, 0) == kTensorValue ? value->field(1)
+                                                                             : std::nullopt;
+    return tensor && !tensor_has_memory(*tensor);
+  };
+  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
+    const auto chain = chains->element(c);
+    const auto instructions = chain ? chain->field(2) : std::nullopt;
+    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
+      const auto instruction = instructions->element(i);
+      if (!instruction || instruction->scalar<uint8_t>(0, 0) != kKernelCall) continue;
+      const auto call = instruction->field(1);
+      const auto args = call ? call->field(1) : std::nullopt;
+      for (uint32_t a = 0; args && a < args->length(); ++a) {
+        const int32_t index = args->int_at(a).value_or(-1);
+        std::vector<int32_t> tensors{index};
+        const auto value = index >= 0 && static_cast<uint32_t>(index) < values.length()
+                               ? values.element(static_cast<uint32_t>(index))
+                               : std::nullopt;
+        const uint8_t kind = value ? value->scalar<uint8_t>(0, 0) : 0;
+        if (kind == kTensorList || kind == kOptionalTensorList) {
+          const auto list = value->field(1);
+          const auto items = list ? list->field(0) : std::nullopt;
+          for (uint32_t k = 0; items && k < items->length(); ++k) {
+            tensors.push_back(items->int_at(k).value_or(-1));
+          }
+        }
+        for (const int32_t tensor : tensors) {
+          if (!unbacked(tensor)) continue;
+          return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
+                         ", instruction " + std::to_string(i) + " calls " +
+                         operator_name(plan, call->scalar<int32_t>(0, -1)) + " with value " +
+                         std::to_string(tensor) +
+                         ", a tensor with no memory: neither constant data, planned memory, a "
+                         "data-file entry, nor a method input or output");
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status check_device_arenas(const et::MethodMeta& meta, const std::string& method) {
   // Module aborts the process when a device arena cannot be allocated
   // (ET_CHECK on DeviceMemoryBuffer::create): refuse what a device cannot
@@ -272,6 +372,7 @@ Status check_required_fields(const uint8_t* data, size_t size, const std::string
       }
     }
     Status status = check_kernel_dtypes(*plan, *values, p, damaged);
+    if (status.ok()) status = check_kernel_tensor_memory(*plan, *values, p, damaged);
     if (!status.ok()) {
       return status;
     }

@@ -26,8 +26,9 @@ namespace tte {
 // ExecuTorch 1.5.1 verifies the flatbuffer, whose schema makes every field
 // optional, then dereferences them (MethodMeta::num_inputs, uses_backend,
 // BackendDelegate::Init) and aborts on an unknown tensor dtype
-// (MethodMeta::input_tensor_meta). Refuses a program that lacks what exir
-// always writes; `label` names it in the message.
+// (MethodMeta::input_tensor_meta); its kernels dereference a tensor that
+// has no memory. Refuses a program that lacks what exir always writes, or
+// whose kernels would meet such a tensor; `label` names it in the message.
 Status check_required_fields(const uint8_t* data, size_t size, const std::string& label);
 
 // Before Module::load_method: every I/O entry of `meta` readable (Method
