@@ -1196,6 +1196,61 @@ TEST_F(ProgramApi, UnplannedOwnedOutputsAreWrittenInPlace) {
   EXPECT_EQ(again.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
 }
 
+// Owned outputs are written in place unless the load options turn CUDA
+// graphs on for TensorRTBackend (the last value given wins): a graph's
+// replay needs the same output addresses from call to call.
+TEST_F(ProgramApi, OnlyCudaGraphsTurnedOnKeepOwnedOutputsOutOfPlace) {
+  struct Case {
+    std::vector<std::pair<const char*, int64_t>> options;  // (backend, cuda_graphs value)
+    bool in_place;
+  };
+  const std::vector<Case> cases = {
+      {{}, true},
+      {{{"TensorRTBackend", 0}}, true},
+      {{{"TensorRTBackend", 1}}, false},
+      {{{"TensorRTBackend", 1}, {"TensorRTBackend", 0}}, true},
+      {{{"OtherBackend", 1}}, true},
+  };
+  for (const Case& c : cases) {
+    std::vector<TteBackendOption> given;
+    for (const auto& [backend, value] : c.options) {
+      TteBackendOption option{};
+      option.backend = backend;
+      option.key = "cuda_graphs";
+      option.type = TTE_OPTION_BOOL;
+      option.int_value = value;
+      given.push_back(option);
+    }
+    TteProgramOptions options{};
+    options.struct_size = sizeof(options);
+    options.backend_options = given.data();
+    options.num_backend_options = given.size();
+    Program program;
+    open(program, "add_one_unplanned_output.pte", &options);
+    Method method;
+    ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, nullptr), TTE_OK);
+    auto x = float_tensor({2, 4});
+    TteInput in = x.input();
+    RecordingAllocator allocator;
+    uint64_t engine_calls_at_allocation = 0;
+    allocator.on_allocate = [&] {
+      const TteTestProviderStats s = host_stats();
+      engine_calls_at_allocation = s.enqueues + s.executes;
+    };
+    TteRunOptions run = run_options(1);
+    run.allocate_output = &RecordingAllocator::allocate;
+    run.allocator_context = &allocator;
+    const TteTestProviderStats before = host_stats();
+    Outputs outputs(1);
+    TteError error{};
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &run, outputs.values.data(), 1, &error), TTE_OK)
+        << error.message;
+    EXPECT_EQ(engine_calls_at_allocation == before.enqueues + before.executes, c.in_place)
+        << c.options.size() << " options";
+    EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  }
+}
+
 // CUDA graphs replay with the addresses they were captured with: a program
 // opened with the cuda_graphs load option keeps its outputs in its own
 // memory and copies them into the caller's tensors after the run.

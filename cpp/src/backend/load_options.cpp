@@ -15,7 +15,6 @@ namespace et = executorch::runtime;
 namespace {
 
 constexpr const char* kProviderOption = "provider";
-constexpr const char* kCudaGraphsOption = "cuda_graphs";
 constexpr const char* kWeightStreamingBudget = "weight_streaming_budget";
 constexpr const char* kEngineHostCodeOption = "engine_host_code_allowed";
 constexpr const char* kDlaCoreOption = "dla_core";

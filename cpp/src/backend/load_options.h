@@ -25,6 +25,10 @@
 
 namespace tte {
 
+// The load option that turns CUDA graphs on (the Program API reads it too:
+// a graph's replay needs the same output addresses from call to call).
+constexpr const char kCudaGraphsOption[] = "cuda_graphs";
+
 struct LoadOptions {
   std::string provider;  // "" = the first that accepts
   bool cuda_graphs = false;

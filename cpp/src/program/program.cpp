@@ -4,6 +4,7 @@
 
 #include <executorch/runtime/backend/interface.h>
 
+#include "backend/load_options.h"
 #include "backend/provider_registry.h"
 #include "common/et_status.h"
 #include "common/read_only_memory.h"
@@ -49,9 +50,11 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
                      std::shared_ptr<Program>* out) {
   std::shared_ptr<Program> program(new Program());
   program->options_ = std::move(options);
+  // As TensorRTBackend reads it: the last value given wins; a value of the
+  // wrong type fails the load later, so it counts as on here.
   for (const BackendOptionValue& option : program->options_.backend_options) {
-    if (option.key.find("cuda_graphs") != std::string::npos) {
-      program->outputs_in_place_ = false;
+    if (option.backend == TTE_BACKEND_NAME && option.key == kCudaGraphsOption) {
+      program->outputs_in_place_ = !(option.type == TTE_OPTION_STRING || option.int_value != 0);
     }
   }
   Status status = open_program(source, program->options_, &program->opened_);
