@@ -50,6 +50,8 @@ typedef struct TteBindingCounters {
   unsigned long long protocol_inputs;
   unsigned long long exchange_outputs;
   unsigned long long converted_outputs;
+  /* copy=False outputs returned as the previous run's object (method.c) */
+  unsigned long long reused_views;
 } TteBindingCounters;
 extern TteBindingCounters tte_counters;
 

@@ -9,12 +9,21 @@
 
 #define STACK_VALUES 8
 
+/* A view (copy=False) output returned by the last run, kept to be returned
+ * again while the output has not moved: making a tensor object costs its
+ * library more than the rest of a CUDA-graph replay. */
+typedef struct CachedView {
+  PyObject* object; /* NULL: none */
+  uint64_t flags;   /* the DLPack flags it was made with */
+} CachedView;
+
 typedef struct MethodObject {
   PyObject_HEAD
   TteMethod* method;
   size_t num_inputs;
   size_t num_outputs;
-  PyObject* name; /* str */
+  PyObject* name;     /* str */
+  CachedView* views;  /* num_outputs entries */
 } MethodObject;
 
 static PyTypeObject* method_type;
@@ -68,11 +77,23 @@ static PyObject* method_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
   self->num_inputs = num_inputs;
   self->num_outputs = num_outputs;
   self->name = Py_NewRef(name);
+  self->views = PyMem_Calloc(num_outputs > 0 ? num_outputs : 1, sizeof(CachedView));
+  if (self->views == NULL) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
   return (PyObject*)self;
 }
 
 static void method_dealloc(PyObject* object) {
   MethodObject* self = (MethodObject*)object;
+  if (self->views != NULL) {
+    for (size_t i = 0; i < self->num_outputs; ++i) {
+      Py_CLEAR(self->views[i].object);
+    }
+    PyMem_Free(self->views);
+    self->views = NULL;
+  }
   if (self->method != NULL) {
     /* May be the last owner of the program: its delegates' destroy can call
      * back into Python providers, which take the GIL they already have. */
@@ -301,9 +322,42 @@ static int prepare_inputs(MethodObject* self, PyObject* values, Run* run, RunStr
   return 0;
 }
 
+/* Whether `object`, a tensor of `api`'s library, still describes exactly
+ * `tensor` (memory, device, dtype, shape, strides): what a new view would. A
+ * caller may have changed it in place (resize_, unsqueeze_, set_). */
+static int describes(const DLPackExchangeAPI* api, PyObject* object, const DLTensor* tensor) {
+  DLTensor now;
+  if (api->dltensor_from_py_object_no_sync(object, &now) != 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  if ((char*)now.data + now.byte_offset != (char*)tensor->data + tensor->byte_offset ||
+      now.device.device_type != tensor->device.device_type || now.device.device_id != tensor->device.device_id ||
+      now.dtype.code != tensor->dtype.code || now.dtype.bits != tensor->dtype.bits ||
+      now.dtype.lanes != tensor->dtype.lanes || now.ndim != tensor->ndim) {
+    return 0;
+  }
+  int64_t compact = 1;
+  for (int32_t d = tensor->ndim - 1; d >= 0; --d) {
+    if (now.shape[d] != tensor->shape[d]) {
+      return 0;
+    }
+    const int64_t want = tensor->strides != NULL ? tensor->strides[d] : compact;
+    const int64_t have = now.strides != NULL ? now.strides[d] : compact;
+    if (tensor->shape[d] > 1 && want != have) {
+      return 0;
+    }
+    compact *= tensor->shape[d];
+  }
+  return 1;
+}
+
 /* The run's results as Python values: tensors through `api` (owned by the
- * inputs' library) or as Output objects. Releases every C output. */
-static PyObject* collect_outputs(Run* run, const DLPackExchangeAPI* api, int* has_outputs_to_convert) {
+ * inputs' library) or as Output objects. Releases every C output. Views
+ * (`views` non-NULL) that have not moved since the last run come back as
+ * the same objects. */
+static PyObject* collect_outputs(Run* run, const DLPackExchangeAPI* api, CachedView* views,
+                                 int* has_outputs_to_convert) {
   PyObject* results = PyList_New((Py_ssize_t)run->num_outputs);
   size_t i = 0;
   for (; results != NULL && i < run->num_outputs; ++i) {
@@ -317,10 +371,25 @@ static PyObject* collect_outputs(Run* run, const DLPackExchangeAPI* api, int* ha
           void* made = NULL;
           DLManagedTensorVersioned* tensor = output->tensor;
           output->tensor = NULL;
+          CachedView* view = views != NULL && api->dltensor_from_py_object_no_sync != NULL ? &views[i] : NULL;
+          if (view != NULL && view->object != NULL && view->flags == tensor->flags &&
+              describes(api, view->object, &tensor->dl_tensor)) {
+            item = Py_NewRef(view->object);
+            tensor->deleter(tensor);
+            ++tte_counters.reused_views;
+            break;
+          }
+          const uint64_t flags = tensor->flags;
           /* Takes the tensor, on failure too. */
           if (api->managed_tensor_to_py_object_no_sync(tensor, &made) == 0) {
             item = made;
             ++tte_counters.exchange_outputs;
+            if (view != NULL) {
+              PyObject* previous = view->object;
+              view->object = Py_NewRef(item);
+              Py_XDECREF(previous);
+              view->flags = flags;
+            }
           }
         } else {
           item = tte_output_new(output->tensor);
@@ -411,7 +480,7 @@ static PyObject* method_run(PyObject* object, PyObject* const* args, Py_ssize_t 
       tte_raise_status(status, error.message);
     } else {
       int to_convert = 0;
-      results = collect_outputs(&run, api, &to_convert);
+      results = collect_outputs(&run, api, copy ? NULL : self->views, &to_convert);
       if (results != NULL && to_convert) {
         PyObject* converted =
             PyObject_CallFunctionObjArgs(tte_convert_outputs, values, results, self->name, NULL);

@@ -104,9 +104,10 @@ static PyObject* bind(PyObject* module, PyObject* args) {
 static PyObject* stats(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
-  return Py_BuildValue("{s:K,s:K,s:K,s:K}", "exchange_inputs", tte_counters.exchange_inputs,
+  return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "exchange_inputs", tte_counters.exchange_inputs,
                        "protocol_inputs", tte_counters.protocol_inputs, "exchange_outputs",
-                       tte_counters.exchange_outputs, "converted_outputs", tte_counters.converted_outputs);
+                       tte_counters.exchange_outputs, "converted_outputs", tte_counters.converted_outputs,
+                       "reused_views", tte_counters.reused_views);
 }
 
 static PyObject* exchange_api_version(PyObject* module, PyObject* type) {

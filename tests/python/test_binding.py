@@ -37,7 +37,8 @@ def test_torch_tensors_take_the_exchange_api(tte, host_provider, programs):
     (y,) = program.forward(x)
     assert torch.equal(y, x + 1)
     assert _delta(before, _stats()) == {
-        "exchange_inputs": 1, "protocol_inputs": 0, "exchange_outputs": 1, "converted_outputs": 0}
+        "exchange_inputs": 1, "protocol_inputs": 0, "exchange_outputs": 1, "converted_outputs": 0,
+        "reused_views": 0}
 
 
 def test_numpy_arrays_take_the_dlpack_protocol(tte, host_provider, programs):
@@ -48,7 +49,53 @@ def test_numpy_arrays_take_the_dlpack_protocol(tte, host_provider, programs):
     (y,) = program.forward(x)
     np.testing.assert_array_equal(y, x + 1)
     assert _delta(before, _stats()) == {
-        "exchange_inputs": 0, "protocol_inputs": 1, "exchange_outputs": 0, "converted_outputs": 1}
+        "exchange_inputs": 0, "protocol_inputs": 1, "exchange_outputs": 0, "converted_outputs": 1,
+        "reused_views": 0}
+
+
+def _exchange_or_skip():
+    from torch_tensorrt_executorch_runtime._native import methods
+
+    if methods.exchange_api_version(torch.Tensor) is None:
+        pytest.skip(f"torch {torch.__version__} publishes no DLPack C exchange API")
+
+
+def test_a_view_that_has_not_moved_comes_back_as_the_same_object(tte, host_provider, programs):
+    _exchange_or_skip()
+    program = tte.load(programs["add_one"])
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    (first,) = program.run([x], copy=False)
+    before = _stats()
+    (second,) = program.run([x + 1], copy=False)
+    assert second is first
+    assert torch.equal(second, x + 2)
+    assert _delta(before, _stats())["reused_views"] == 1
+    # Owned outputs are always new objects.
+    (owned,) = program.forward(x)
+    assert owned is not second and torch.equal(owned, x + 1)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: t.unsqueeze_(0),
+        lambda t: t.t_(),
+        lambda t: t.set_(torch.zeros(2, 3)),
+        lambda t: t.resize_(6),
+    ],
+    ids=["unsqueeze_", "t_", "set_", "resize_"],
+)
+def test_a_view_changed_in_place_by_the_caller_is_not_returned_again(tte, host_provider, programs, change):
+    _exchange_or_skip()
+    program = tte.load(programs["add_one"])
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    (first,) = program.run([x], copy=False)
+    change(first)
+    before = _stats()
+    (second,) = program.run([x], copy=False)
+    assert second is not first
+    assert second.shape == (2, 3) and torch.equal(second, x + 1)
+    assert _delta(before, _stats())["reused_views"] == 0
 
 
 class CudaTagged:
