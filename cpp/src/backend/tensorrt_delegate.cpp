@@ -133,8 +133,11 @@ Status TensorRTDelegate::read_scratch_sizes() {
                                             std::to_string(scratch_sizes_[p]) + " bytes");
     }
   }
-  ScratchArenas::instance().add_user();
-  uses_arenas_ = true;
+  // An engine that needs no scratch in any profile borrows no arena.
+  if (*std::max_element(scratch_sizes_.begin(), scratch_sizes_.end()) > 0) {
+    ScratchArenas::instance().add_user();
+    uses_arenas_ = true;
+  }
   return Status::Ok();
 }
 
