@@ -46,10 +46,14 @@ void ScratchArenas::remove_user() {
 }
 
 ScratchArenas::Arena* ScratchArenas::borrow(int device, void* stream) {
+  // cudaStreamPerThread is the same handle in every thread for a stream of
+  // each thread's own: its arenas are per thread.
+  thread_local const char per_thread_key = 0;
+  const void* key = stream == static_cast<void*>(cudaStreamPerThread) ? &per_thread_key : stream;
   std::lock_guard<std::mutex> lock(mutex_);
   ++clock_;
   for (const auto& arena : arenas_) {
-    if (arena->device == device && arena->stream == stream) {
+    if (arena->device == device && arena->key == key) {
       ++arena->busy;
       arena->last_use = clock_;
       return arena.get();
@@ -62,6 +66,7 @@ ScratchArenas::Arena* ScratchArenas::borrow(int device, void* stream) {
   Arena* arena = arenas_.back().get();
   arena->device = device;
   arena->stream = stream;
+  arena->key = key;
   arena->busy = 1;
   arena->last_use = clock_;
   return arena;

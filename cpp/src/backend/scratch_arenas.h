@@ -34,6 +34,9 @@ class ScratchArenas {
     std::mutex mutex;  // held around set_device_memory + enqueue
     int device = -1;   // -1: host memory
     void* stream = nullptr;
+    // What tells streams apart: the stream, except for cudaStreamPerThread,
+    // one handle for a different stream in every thread (then the thread's).
+    const void* key = nullptr;
     // Guarded by `mutex`. `generation` is unique to one block of memory in
     // the process (0: none yet), so a delegate sets it on its engine only
     // when it changed since that engine last got it.
