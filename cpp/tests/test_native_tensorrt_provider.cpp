@@ -144,6 +144,24 @@ TEST(NativeTensorRtProvider, DescribesItself) {
   EXPECT_EQ(tensorrt_log_lines(), 0u);
 }
 
+// The device-memory and shared-engine entries are there and check their
+// arguments (what they do with an engine needs a GPU and a real plan).
+TEST(NativeTensorRtProvider, SharedMemoryAndEngineEntries) {
+  ScopedProvider provider(&no_devices);
+  const TteEngineProvider& table = provider.table();
+  ASSERT_NE(table.device_memory_size, nullptr);
+  ASSERT_NE(table.set_device_memory, nullptr);
+  ASSERT_NE(table.create_execution_context, nullptr);
+  TteError error{};
+  int64_t bytes = -1;
+  EXPECT_EQ(table.device_memory_size(nullptr, 0, &bytes, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table.set_device_memory(nullptr, nullptr, 0, &error), TTE_ERROR_INVALID_ARGUMENT);
+  TteEngine* engine = reinterpret_cast<TteEngine*>(0x1);
+  EXPECT_EQ(table.create_execution_context(nullptr, nullptr, &engine, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(error.message, "NULL")) << error.message;
+  EXPECT_EQ(g_device_count_calls, 0);
+}
+
 TEST(NativeTensorRtProvider, TestEnginePlanIsRefusedBeforeTensorRt) {
   ScopedProvider provider(&no_devices);
   TteEngine* engine = reinterpret_cast<TteEngine*>(0x1);

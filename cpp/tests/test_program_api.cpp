@@ -1288,3 +1288,67 @@ TEST_F(ProgramApi, UnplannedOwnedOutputsAreCopiedWhenCudaGraphsMayReplay) {
   EXPECT_EQ(outputs.values[0].tensor->dl_tensor.data, allocator.handed_out.back());
   EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
 }
+
+// Concurrent runs of one method borrow instances of their own (option
+// max_concurrent_runs): results stay right, the engine is deserialized once
+// (the extra instances' delegates share it), and no more instances are
+// made than allowed. Whether threads overlap is timing: the GPU benchmark
+// measures it.
+TEST_F(ProgramApi, ConcurrentRunsUseInstancesThatShareTheEngine) {
+  for (int64_t allowed : {1, 3}) {
+    TteBackendOption option{};
+    option.backend = "TensorRTBackend";
+    option.key = "max_concurrent_runs";
+    option.type = TTE_OPTION_INT;
+    option.int_value = allowed;
+    TteProgramOptions options{};
+    options.struct_size = sizeof(options);
+    options.backend_options = &option;
+    options.num_backend_options = 1;
+    reset_host_stats();
+    Program program;
+    open(program, "add_one.pte", &options);
+    std::vector<std::thread> threads;
+    std::vector<int> failures(4, 0);
+    std::atomic<int> ready{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < 4) std::this_thread::yield();
+        for (int i = 0; i < 1000; ++i) {
+          auto x = float_tensor({2, 4}, static_cast<float>(t * 1000 + i));
+          TteInput in = x.input();
+          Outputs outputs(1);
+          if (tte_program_run(program.get(), "forward", &in, 1, 1, outputs.values.data(), 1, nullptr) != TTE_OK ||
+              outputs.floats(0)[7] != static_cast<float>(t * 1000 + i + 8)) {
+            ++failures[t];
+          }
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(failures, std::vector<int>(4, 0));
+    const TteTestProviderStats s = host_stats();
+    EXPECT_EQ(s.deserializes, 1u);
+    EXPECT_LE(s.execution_contexts, static_cast<uint64_t>(allowed - 1)) << "extra instances, shared engine";
+    std::printf("max_concurrent_runs %lld: %llu extra instances made\n", static_cast<long long>(allowed),
+                static_cast<unsigned long long>(s.execution_contexts));
+  }
+}
+
+TEST_F(ProgramApi, MaxConcurrentRunsMustBeAPositiveInt) {
+  TteBackendOption option{};
+  option.backend = "TensorRTBackend";
+  option.key = "max_concurrent_runs";
+  option.type = TTE_OPTION_INT;
+  option.int_value = 0;
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.backend_options = &option;
+  options.num_backend_options = 1;
+  Program program;
+  TteError error{};
+  EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(error.message).find("max_concurrent_runs"), std::string::npos) << error.message;
+}

@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"{\"op\":\"add_two\",\"tensors\":" ADD_ONE_TENSORS "}",
                 "op: unknown op 'add_two' (expected add_one, add, identity, kv_update, null)"},
         BadPlan{"{\"op\":\"add_one\",\"tensors\":" ADD_ONE_TENSORS ",\"extra\":1}",
-                "plan: unknown key 'extra' (expected op, tensors, aliases, fail, spin_us)"},
+                "plan: unknown key 'extra' (expected op, tensors, aliases, fail, spin_us, scratch_bytes, weight_bytes)"},
         BadPlan{"{\"op\":\"add_one\",\"tensors\":" ADD_ONE_TENSORS ",\"capturable\":false}",
                 "'capturable' is not part of a test plan"},
         BadPlan{"{\"op\":\"add_one\"}", "plan: missing key 'tensors'"},

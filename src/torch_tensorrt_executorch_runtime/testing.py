@@ -47,6 +47,7 @@ OPS = ("add_one", "add", "identity", "kv_update", "null")
 DTYPES = _dtypes.names_accepted_by(_dtypes.TEST_ENGINE)
 FAIL_HOOKS = ("deserialize", "enqueue")
 MAX_SPIN_US = 10_000_000
+MAX_MEMORY_BYTES = 1 << 40
 
 Dim = Union[int, "tuple[int, int, int]"]
 
@@ -207,6 +208,8 @@ def make_test_engine(
     fail: Mapping[str, str] | None = None,
     *,
     spin_us: int = 0,
+    scratch_bytes: int | Sequence[int] = 0,
+    weight_bytes: int = 0,
 ) -> bytes:
     """The bytes of a test-engine plan.
 
@@ -217,7 +220,10 @@ def make_test_engine(
     ``fail``: ``{"deserialize" | "enqueue": message}``, makes that provider
     call fail with the message. ``spin_us``: enqueue waits this long (on the
     stream, for the CUDA provider) before the op writes its outputs, so work
-    that is not waited for shows.
+    that is not waited for shows. ``scratch_bytes``: the scratch memory a run
+    uses (one int, or one per profile), the engine's own or given by the
+    backend; ``weight_bytes``: memory the deserialized engine holds, shared
+    by its execution contexts.
     """
     if op not in OPS:
         raise ValueError(f"unknown op {op!r} (expected one of {', '.join(OPS)})")
@@ -251,6 +257,18 @@ def make_test_engine(
         raise ValueError(f"spin_us: expected microseconds from 0 to {MAX_SPIN_US}, got {spin_us!r}")
     if spin_us:
         doc["spin_us"] = spin_us
+
+    def _bytes(value, where):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_MEMORY_BYTES:
+            raise ValueError(f"{where}: expected bytes from 0 to {MAX_MEMORY_BYTES}, got {value!r}")
+        return value
+
+    if isinstance(scratch_bytes, Sequence) and not isinstance(scratch_bytes, (str, bytes)):
+        doc["scratch_bytes"] = [_bytes(v, f"scratch_bytes[{i}]") for i, v in enumerate(scratch_bytes)]
+    elif _bytes(scratch_bytes, "scratch_bytes"):
+        doc["scratch_bytes"] = scratch_bytes
+    if _bytes(weight_bytes, "weight_bytes"):
+        doc["weight_bytes"] = weight_bytes
     return MAGIC + json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -269,7 +287,18 @@ def parse_test_engine(plan: bytes) -> dict[str, Any]:
     return doc
 
 
-def test_engine_spec(op: str, inputs, outputs, *, aliased_io=(), fail=None, spin_us: int = 0, **engine_options):
+def test_engine_spec(
+    op: str,
+    inputs,
+    outputs,
+    *,
+    aliased_io=(),
+    fail=None,
+    spin_us: int = 0,
+    scratch_bytes: int | Sequence[int] = 0,
+    weight_bytes: int = 0,
+    **engine_options,
+):
     """A packer ``EngineSpec`` whose plan is a test engine with these I/O.
 
     ``inputs``/``outputs`` are the packer's ``TensorSpec``s; an output takes
@@ -296,7 +325,10 @@ def test_engine_spec(op: str, inputs, outputs, *, aliased_io=(), fail=None, spin
             )
         tensors.append(PlanOutput(spec.name, spec.dtype, shape_of=source.name))
     aliases = {entry[0]: entry[1] for entry in aliased_io}
-    plan = make_test_engine(op, tensors, aliases=aliases or None, fail=fail, spin_us=spin_us)
+    plan = make_test_engine(
+        op, tensors, aliases=aliases or None, fail=fail, spin_us=spin_us,
+        scratch_bytes=scratch_bytes, weight_bytes=weight_bytes,
+    )
     return EngineSpec(plan, list(inputs), list(outputs), aliased_io=aliased_io, **engine_options)
 
 

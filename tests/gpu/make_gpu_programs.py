@@ -113,7 +113,41 @@ def main(out: Path) -> None:
          EngineSpec(p1, [TensorSpec("h", "float32", (N,))], [TensorSpec("y", "float32", (N,))], device_id=1)],
         placement="host",
     )
+    shared_memory_programs(out)
     print(json.dumps(sorted(p.name for p in out.glob("*.pte"))))
+
+
+MIB = 1 << 20
+# Scratch of the four delegates of four_scratch_resident.pte (the largest: 256 MiB).
+FOUR_SCRATCH = (64 * MIB, 256 * MIB, 128 * MIB, 32 * MIB)
+WEIGHTS = 512 * MIB
+SMALL = 1 << 16
+
+
+def shared_memory_programs(out: Path) -> None:
+    """Programs of the shared-memory and shared-engine checks (docs/benchmarks.md)."""
+    names = ["x", "h1", "h2", "h3", "y"]
+    specs = []
+    for d, scratch in enumerate(FOUR_SCRATCH):
+        plan = make_test_engine(
+            "add_one",
+            [_tensor(names[d], True, profiles=static(SMALL)), _tensor(names[d + 1], False, shape_of=names[d])],
+            scratch_bytes=scratch,
+        )
+        specs.append(EngineSpec(plan, [TensorSpec(names[d], "float32", (SMALL,))],
+                                [TensorSpec(names[d + 1], "float32", (SMALL,))]))
+    pack_program(out / "four_scratch_resident.pte", specs, placement="device_resident")
+    weights_plan = make_test_engine(
+        "add_one", [_tensor("x", True, profiles=static(SMALL)), _tensor("y", False, shape_of="x")],
+        scratch_bytes=64 * MIB, weight_bytes=WEIGHTS,
+    )
+    pack_program(
+        out / "weights_resident.pte",
+        [EngineSpec(weights_plan, [TensorSpec("x", "float32", (SMALL,))], [TensorSpec("y", "float32", (SMALL,))])],
+        placement="device_resident",
+    )
+    # 200 us of spin per call, for the concurrency benchmark.
+    add_one(out, "spin200_resident", SMALL, "device_resident", spin_us=200)
 
 
 if __name__ == "__main__":

@@ -228,3 +228,44 @@ def test_runtime_load_is_the_same_program(tte, host_provider, programs):
     assert "forward" in program.method_names
     (y,) = program.forward(torch.zeros(2, 3))
     assert torch.equal(y, torch.ones(2, 3))
+
+
+def test_concurrent_runs_of_one_program_overlap(tte, host_provider, tmp_path):
+    # Each run holds the host engine 20 ms: four threads on one program
+    # borrow instances of the method (max_concurrent_runs), whose delegates
+    # share the deserialized engine; results stay per thread.
+    import threading
+
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    path = tmp_path / "spin.pte"
+    spec = test_engine_spec("add_one", [TensorSpec("x", "float32", (2, 4))], [TensorSpec("y", "float32", (2, 4))],
+                            spin_us=20000)
+    pack_program(path, [spec])
+    program = tte.load(path, options={"max_concurrent_runs": 4})
+    program.forward(np.zeros((2, 4), np.float32))
+    results, errors = {}, []
+    barrier = threading.Barrier(4)
+
+    def work(t):
+        try:
+            barrier.wait()
+            for i in range(3):
+                x = np.full((2, 4), 100.0 * t + i, np.float32)
+                (y,) = program.run([x])
+                results[(t, i)] = np.asarray(y).copy()
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    for (t, i), y in results.items():
+        assert (y == 100.0 * t + i + 1).all()
+    stats = tte.runtime_stats()
+    assert stats["shared_engine_reuses"] >= 1, "extra instances share the engine"
+    program.close()

@@ -366,6 +366,16 @@ typedef struct TteRuntimeStats {
   uint64_t graph_captures;
   uint64_t graph_replays;
   uint64_t graph_fallbacks;
+  /* Appended. Scratch arenas shared by delegates (load option
+   * share_device_memory): how many exist, their bytes now and the most
+   * since the last reset; deserialized engines shared by delegates
+   * (share_engines) and the loads that reused one instead of
+   * deserializing. */
+  uint64_t scratch_arenas;
+  uint64_t scratch_arena_bytes;
+  uint64_t scratch_arena_peak_bytes;
+  uint64_t shared_engines;
+  uint64_t shared_engine_reuses;
 } TteRuntimeStats;
 TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
 TTE_API void tte_reset_runtime_stats(void);

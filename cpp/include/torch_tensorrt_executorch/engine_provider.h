@@ -99,6 +99,12 @@ typedef struct TteEngineLoadOptions {
   /* A file where the runtime keeps compiled kernels between processes
    * (TensorRT-RTX's runtime cache); NULL for none. */
   const char* runtime_cache_path;
+  /* Non-zero: the engine's execution context gets no activation (scratch)
+   * memory of its own; before each enqueue the backend gives it memory with
+   * `set_device_memory`, of at least `device_memory_size` bytes for the
+   * selected profile (TensorRT: ExecutionContextAllocationStrategy::
+   * kUSER_MANAGED). Sent only to providers with both of those entries. */
+  int32_t user_managed_device_memory;
 } TteEngineLoadOptions;
 
 /* One I/O tensor of an engine. Strings are owned by the engine and stay
@@ -242,6 +248,31 @@ typedef struct TteEngineProvider {
    * function the per-tensor calls are used. */
   TteStatus (*execute)(TteEngine* engine, const TteEngineExecution* call,
                        TteError* error);
+  /* Scratch (activation) memory the engine's context needs to run
+   * `profile`, in bytes: an upper bound over that profile's shapes
+   * (TensorRT: ICudaEngine::getDeviceMemorySizeForProfileV2). Memory kind as
+   * the provider's (host memory for host providers). */
+  TteStatus (*device_memory_size)(TteEngine* engine, int32_t profile,
+                                  int64_t* out_bytes, TteError* error);
+  /* The scratch memory the next enqueues use (TensorRT:
+   * IExecutionContext::setDeviceMemoryV2), for an engine loaded with
+   * user_managed_device_memory. `memory` is 256-byte aligned (cudaMalloc's
+   * alignment, which TensorRT asks for) and stays valid until set again or
+   * the engine is destroyed; `bytes` is at least device_memory_size of the
+   * profile enqueued. The backend never enqueues two engines on one memory
+   * at once unless they run on one stream, in order. NULL is allowed when
+   * the size is 0. */
+  TteStatus (*set_device_memory)(TteEngine* engine, void* memory,
+                                 int64_t bytes, TteError* error);
+  /* Another handle on the deserialized engine behind `engine`, with its own
+   * execution context(s) and state (profile, shapes, addresses), created
+   * with `options` (user_managed_device_memory; the engine-wide options of
+   * the first load stay in force). The deserialized engine is freed when
+   * the last of its handles is destroyed, in any order. */
+  TteStatus (*create_execution_context)(TteEngine* engine,
+                                        const TteEngineLoadOptions* options,
+                                        TteEngine** out_engine,
+                                        TteError* error);
 } TteEngineProvider;
 
 /* Symbol a provider library exports so `tte_load_engine_provider_library`

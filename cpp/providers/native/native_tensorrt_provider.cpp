@@ -132,6 +132,10 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
                    tensorrt_header_version());
   }
 
+  if (has_field(options, TTE_OPTION_END(user_managed_device_memory))) {
+    request.user_managed_memory = options->user_managed_device_memory != 0;
+  }
+
   std::shared_ptr<DeviceRuntime> runtime;
   Status status = state.runtimes.acquire(device, &runtime);
   if (!status.ok()) {
@@ -153,6 +157,57 @@ TteStatus abi_deserialize(void* user_data, const void* plan, uint64_t plan_size,
   return guarded(error, [&] {
     return deserialize(*static_cast<ProviderState*>(user_data), plan, plan_size, options,
                        out_engine);
+  });
+}
+
+TteStatus abi_create_execution_context(TteEngine* engine, const TteEngineLoadOptions* options,
+                                       TteEngine** out_engine, TteError* error) {
+  return guarded(error, [&] {
+    Status status = check_engine(engine);
+    if (status.ok() && out_engine == nullptr) {
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "out_engine is NULL");
+    }
+    if (!status.ok()) {
+      return status;
+    }
+    *out_engine = nullptr;
+    const bool user_managed = has_field(options, TTE_OPTION_END(user_managed_device_memory)) &&
+                              options->user_managed_device_memory != 0;
+    std::unique_ptr<TensorRtEngine> shared;
+    status = TensorRtEngine::share(*engine_of(engine), user_managed, &shared);
+    if (status.ok()) {
+      *out_engine = reinterpret_cast<TteEngine*>(shared.release());
+    }
+    return status;
+  });
+}
+
+TteStatus abi_device_memory_size(TteEngine* engine, int32_t profile, int64_t* out_bytes,
+                                 TteError* error) {
+  return guarded(error, [&] {
+    Status status = check_engine(engine);
+    if (status.ok() && out_bytes == nullptr) {
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "out_bytes is NULL");
+    }
+    if (status.ok()) {
+      status = engine_of(engine)->device_memory_size(profile, out_bytes);
+    }
+    return status;
+  });
+}
+
+TteStatus abi_set_device_memory(TteEngine* engine, void* memory, int64_t bytes, TteError* error) {
+  return guarded(error, [&] {
+    Status status = check_engine(engine);
+    if (status.ok() && (bytes < 0 || (memory == nullptr && bytes > 0))) {
+      status = Status(TTE_ERROR_INVALID_ARGUMENT,
+                      "set_device_memory: " + std::to_string(bytes) + " bytes at " +
+                          (memory == nullptr ? "NULL" : "an address"));
+    }
+    if (status.ok()) {
+      status = engine_of(engine)->set_device_memory(memory, bytes);
+    }
+    return status;
   });
 }
 
@@ -342,6 +397,9 @@ TteEngineProvider make_provider(const ProviderEnvironment& environment) {
   provider.destroy = &abi_destroy;
   provider.engine_capturable = &abi_engine_capturable;
   provider.describe_runtime = &abi_describe_runtime;
+  provider.device_memory_size = &abi_device_memory_size;
+  provider.set_device_memory = &abi_set_device_memory;
+  provider.create_execution_context = &abi_create_execution_context;
   return provider;
 }
 

@@ -159,7 +159,9 @@ class ScopedDevice {
 
 TensorRtEngine::TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
                                const ProviderEnvironment& environment)
-    : runtime_(std::move(runtime)), environment_(environment) {}
+    : runtime_(std::move(runtime)),
+      environment_(environment),
+      io_(std::make_shared<std::vector<IoTensor>>()) {}
 
 TensorRtEngine::~TensorRtEngine() {
   ScopedDevice on_device(runtime_->device);
@@ -188,6 +190,7 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
     self->engine_.reset(self->runtime_->runtime->deserializeCudaEngine(
         plan, static_cast<std::size_t>(plan_size)));
   }
+  self->user_managed_memory_ = request.user_managed_memory;
   if (self->engine_ == nullptr) {
     const std::string hint = request.runtime.host_code_allowed
                                  ? ""
@@ -232,13 +235,63 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
   return Status::Ok();
 }
 
+Status TensorRtEngine::share(const TensorRtEngine& source, bool user_managed_memory,
+                             std::unique_ptr<TensorRtEngine>* out) {
+  std::unique_ptr<TensorRtEngine> self(new TensorRtEngine(source.runtime_, source.environment_));
+  ScopedDevice on_device(self->runtime_->device);
+  self->engine_ = source.engine_;
+  self->user_managed_memory_ = user_managed_memory;
+  self->io_ = source.io_;  // shared: the I/O table is the engine's
+  self->num_profiles_ = source.num_profiles_;
+  self->streams_weights_ = source.streams_weights_;
+  // NvInferRuntime.h:3075-3087 (ICudaEngine::createExecutionContext): any
+  // number of contexts per engine, each with its own state; the weight
+  // budget of the first load stays (it is fixed once a context exists).
+  Status status = self->create_contexts();
+  if (!status.ok()) {
+    return status;
+  }
+  *out = std::move(self);
+  return Status::Ok();
+}
+
+Status TensorRtEngine::device_memory_size(int32_t profile, int64_t* out_bytes) const {
+  if (profile < 0 || profile >= num_profiles_) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "optimization profile " + std::to_string(profile) + " does not exist (the " +
+                      "engine has " + std::to_string(num_profiles_) + ")");
+  }
+  // NvInferRuntime.h:3202-3211: "the maximum device memory required by the
+  // context for a profile", weight-streaming scratch included.
+  *out_bytes = engine_->getDeviceMemorySizeForProfileV2(profile);
+  return Status::Ok();
+}
+
+Status TensorRtEngine::set_device_memory(void* memory, int64_t bytes) {
+  if (!user_managed_memory_) {
+    return Status(TTE_ERROR_INVALID_STATE,
+                  "the engine was loaded with activation memory of its own "
+                  "(user_managed_device_memory not set)");
+  }
+  // NvInferRuntime.h:4064-4072 (IExecutionContext::setDeviceMemoryV2): "The
+  // memory must be aligned with CUDA memory alignment property", large
+  // enough (getDeviceMemorySizeForProfileV2 is an upper bound), NULL allowed
+  // when the size is 0, and in use from enqueueV3 until the work is done.
+  // The backend gives cudaMalloc'd memory and keeps it alive that long.
+  for (const auto& context : contexts_) {
+    context->setDeviceMemoryV2(memory, bytes);
+  }
+  return Status::Ok();
+}
+
 Status TensorRtEngine::create_contexts() {
   const std::string device = "CUDA device " + std::to_string(runtime_->device);
   // The largest profile's activations, weight-streaming scratch included
   // (NvInferRuntime.h:3211, getDeviceMemorySizeForProfileV2), after the
-  // budget was set: the sizes depend on it.
+  // budget was set: the sizes depend on it. With user-managed memory the
+  // backend gives it instead, per call.
   int64_t bytes = 0;
-  for (int32_t p = 0; p < num_profiles_; ++p) {
+  for (int32_t p = 0; p < num_profiles_ && !user_managed_memory_; ++p) {
     bytes = std::max(bytes, engine_->getDeviceMemorySizeForProfileV2(p));
   }
   if (bytes > 0) {
@@ -273,7 +326,9 @@ Status TensorRtEngine::create_contexts() {
     }
     // NvInferRuntime.h:4080: memory aligned as cudaMalloc aligns it, at
     // least the reported size; NULL is allowed when the size is 0.
-    context->setDeviceMemoryV2(activation_memory_, bytes);
+    if (!user_managed_memory_) {
+      context->setDeviceMemoryV2(activation_memory_, bytes);
+    }
     if (p > 0 && !context->setOptimizationProfileAsync(p, setup)) {
       status = Status(TTE_ERROR_RUNTIME, "TensorRT could not select optimization profile " +
                                              std::to_string(p) + tensorrt_reason());
@@ -299,7 +354,7 @@ Status TensorRtEngine::read_io_table() {
     return Status(TTE_ERROR_INTERNAL,
                   "TensorRT reports " + std::to_string(count) + " I/O tensors for the engine");
   }
-  io_.reserve(static_cast<size_t>(count));
+  (*io_).reserve(static_cast<size_t>(count));
   for (int32_t i = 0; i < count; ++i) {
     const char* name = engine_->getIOTensorName(i);
     if (name == nullptr) {
@@ -367,10 +422,10 @@ Status TensorRtEngine::read_io_table() {
         tensor.profiles.push_back(std::move(range));
       }
     }
-    io_.push_back(std::move(tensor));
+    (*io_).push_back(std::move(tensor));
   }
 
-  for (IoTensor& tensor : io_) {
+  for (IoTensor& tensor : *io_) {
     if (tensor.is_input) {
       continue;
     }
@@ -378,15 +433,15 @@ Status TensorRtEngine::read_io_table() {
     if (input == nullptr || *input == '\0') {
       continue;
     }
-    const auto found = std::find_if(io_.begin(), io_.end(), [&](const IoTensor& candidate) {
+    const auto found = std::find_if((*io_).begin(), (*io_).end(), [&](const IoTensor& candidate) {
       return candidate.is_input && candidate.name == input;
     });
-    if (found == io_.end()) {
+    if (found == (*io_).end()) {
       return Status(TTE_ERROR_INVALID_PROGRAM, "TensorRT says output '" + tensor.name +
                                                    "' aliases input '" + input +
                                                    "', which the engine does not have");
     }
-    tensor.aliased_input = static_cast<int32_t>(found - io_.begin());
+    tensor.aliased_input = static_cast<int32_t>(found - (*io_).begin());
   }
   return Status::Ok();
 }
@@ -394,7 +449,7 @@ Status TensorRtEngine::read_io_table() {
 Status TensorRtEngine::refuse_data_dependent_outputs() {
   // With shape tensors the output shapes depend on their values, unknown
   // here; the backend refuses those engines anyway.
-  for (const IoTensor& tensor : io_) {
+  for (const IoTensor& tensor : *io_) {
     if (tensor.is_shape_tensor) {
       return Status::Ok();
     }
@@ -402,7 +457,7 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
   // A new context uses profile 0. An output whose shape TensorRT cannot tell
   // from the input shapes alone is data-dependent: it needs an
   // IOutputAllocator, which the backend's preallocated outputs cannot be.
-  for (const IoTensor& tensor : io_) {
+  for (const IoTensor& tensor : *io_) {
     if (!tensor.is_input) {
       continue;
     }
@@ -417,7 +472,7 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
                         " of profile 0 for input '" + tensor.name + "'" + tensorrt_reason());
     }
   }
-  for (const IoTensor& tensor : io_) {
+  for (const IoTensor& tensor : *io_) {
     if (tensor.is_input) {
       continue;
     }
@@ -440,7 +495,7 @@ Status TensorRtEngine::profile_shape(int32_t profile, int32_t input, int64_t* mi
                   "optimization profile " + std::to_string(profile) + " does not exist (the " +
                       "engine has " + std::to_string(num_profiles_) + ")");
   }
-  const IoTensor& tensor = io_[input];
+  const IoTensor& tensor = (*io_)[input];
   if (!tensor.is_input) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "'" + tensor.name + "' is an output; profiles give ranges for inputs only");
@@ -466,7 +521,7 @@ Status TensorRtEngine::select_profile(int32_t profile, cudaStream_t stream) {
 }
 
 Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32_t rank) {
-  const IoTensor& tensor = io_[index];
+  const IoTensor& tensor = (*io_)[index];
   if (!tensor.is_input) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "'" + tensor.name + "' is an output; only inputs take a shape");
@@ -493,7 +548,7 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
 
 Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capacity,
                                     int32_t* out_rank) const {
-  const IoTensor& tensor = io_[index];
+  const IoTensor& tensor = (*io_)[index];
   TensorRtLogger::clear_thread_error();
   const nvinfer1::Dims shape = context().getTensorShape(tensor.name.c_str());
   if (shape.nbDims < 0) {
@@ -517,7 +572,7 @@ Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capaci
 }
 
 Status TensorRtEngine::set_tensor_address(int32_t index, void* address) {
-  const IoTensor& tensor = io_[index];
+  const IoTensor& tensor = (*io_)[index];
   TensorRtLogger::clear_thread_error();
   // NvInferRuntime.h:4378: "The pointer must have at least 256-byte
   // alignment"; the backend stages tensors that are not.

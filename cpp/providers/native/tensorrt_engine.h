@@ -11,6 +11,10 @@
 // replay after a switch would run with the other profile's resources. The
 // contexts share one activation buffer (kUSER_MANAGED, the largest
 // profile's size): the backend never runs two calls of one engine at once.
+// Loaded with user-managed memory, the engine allocates none: the backend
+// gives it memory (set_device_memory) before enqueues. Several handles may
+// share one deserialized ICudaEngine (share): each has its own contexts,
+// and the ICudaEngine is deleted with the last handle, after its contexts.
 #pragma once
 
 #include <NvInferRuntime.h>
@@ -51,6 +55,8 @@ struct WeightStreamingRequest {
 struct LoadRequest {
   WeightStreamingRequest weights;
   RuntimeSettings runtime;
+  // TteEngineLoadOptions.user_managed_device_memory.
+  bool user_managed_memory = false;
 };
 
 class TensorRtEngine {
@@ -61,13 +67,16 @@ class TensorRtEngine {
                      const ProviderEnvironment& environment, const void* plan,
                      uint64_t plan_size, const LoadRequest& request,
                      std::unique_ptr<TensorRtEngine>* out);
+  // Another handle on `source`'s ICudaEngine with contexts of its own.
+  static Status share(const TensorRtEngine& source, bool user_managed_memory,
+                      std::unique_ptr<TensorRtEngine>* out);
   ~TensorRtEngine();
   TensorRtEngine(const TensorRtEngine&) = delete;
   TensorRtEngine& operator=(const TensorRtEngine&) = delete;
 
-  int32_t num_io_tensors() const { return static_cast<int32_t>(io_.size()); }
+  int32_t num_io_tensors() const { return static_cast<int32_t>(io_->size()); }
   // `index` must be valid (checked by the ABI layer).
-  const IoTensor& io_tensor(int32_t index) const { return io_[index]; }
+  const IoTensor& io_tensor(int32_t index) const { return (*io_)[index]; }
   int32_t num_profiles() const { return num_profiles_; }
 
   Status profile_shape(int32_t profile, int32_t input, int64_t* min_dims,
@@ -78,6 +87,8 @@ class TensorRtEngine {
                       int32_t* out_rank) const;
   Status set_tensor_address(int32_t index, void* address);
   Status enqueue(cudaStream_t stream);
+  Status device_memory_size(int32_t profile, int64_t* out_bytes) const;
+  Status set_device_memory(void* memory, int64_t bytes);
   // False while the engine streams its weights: enqueueV3 "will become
   // synchronous, and the graph will not be capturable" (NvInferRuntime.h:4642).
   bool capturable() const { return !streams_weights_; }
@@ -95,11 +106,12 @@ class TensorRtEngine {
   // the runtime (the destructor frees the memory on the engine's device).
   std::shared_ptr<DeviceRuntime> runtime_;
   ProviderEnvironment environment_;
-  std::unique_ptr<nvinfer1::ICudaEngine> engine_;
+  std::shared_ptr<nvinfer1::ICudaEngine> engine_;  // shared by the handles of one plan
+  bool user_managed_memory_ = false;
   void* activation_memory_ = nullptr;  // cudaMalloc'd, shared by the contexts
   std::vector<std::unique_ptr<nvinfer1::IExecutionContext>> contexts_;  // [profile]
   int32_t profile_ = 0;  // the selected context
-  std::vector<IoTensor> io_;
+  std::shared_ptr<std::vector<IoTensor>> io_;  // read at load, shared by the handles
   int32_t num_profiles_ = 1;
   // Budget below the streamable size: enqueueV3 is then synchronous.
   bool streams_weights_ = false;

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -126,6 +128,8 @@ class CudaEngine : public Engine {
       : Engine(std::move(plan)), provider_(provider), device_(device), pageable_ok_(pageable_ok) {}
 
   int device() const { return device_; }
+  const char* provider() const { return provider_; }
+  bool pageable_ok() const { return pageable_ok_; }
 
  protected:
   TteStatus check_address(int32_t index, void* address, TteError* error) override {
@@ -156,6 +160,40 @@ class CudaEngine : public Engine {
   // Integrated GPUs that read pageable host memory take host pointers as they are.
   bool pageable_ok_;
 };
+
+// Device memory of the current device, zeroed (so it is really there),
+// counted by `record` while it lives and freed on its device; nullptr for
+// 0 bytes. Throws std::bad_alloc when cudaMalloc fails.
+std::shared_ptr<void> device_block(int64_t bytes, int device, void (*record)(int64_t)) {
+  if (bytes <= 0) return nullptr;
+  void* memory = nullptr;
+  if (cudaMalloc(&memory, static_cast<size_t>(bytes)) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::bad_alloc();
+  }
+  cudaMemset(memory, 0, static_cast<size_t>(bytes));
+  record(bytes);
+  return std::shared_ptr<void>(memory, [bytes, device, record](void* p) {
+    int previous = -1;
+    cudaGetDevice(&previous);
+    if (previous != device) cudaSetDevice(device);
+    cudaFree(p);
+    if (previous != device && previous >= 0) cudaSetDevice(previous);
+    cudaGetLastError();
+    record(-bytes);
+  });
+}
+
+// As the host provider: weights shared by the handles of one deserialized
+// engine; scratch of its own for the largest profile unless user-managed.
+void set_up_memory(CudaEngine* engine, const LoadOptions& load, std::shared_ptr<void> weights) {
+  engine->shared = std::move(weights);
+  engine->set_user_managed(load.user_managed_device_memory);
+  if (!load.user_managed_device_memory) {
+    engine->set_own_scratch(device_block(engine->max_scratch(), engine->device(), record_own_scratch_bytes),
+                            engine->max_scratch());
+  }
+}
 
 // The kernels a plan launches, so they are loaded at deserialize (CUDA loads
 // modules lazily) and not during a stream capture.
@@ -227,8 +265,11 @@ TteStatus cuda_deserialize(void* user_data, const void* plan, uint64_t plan_size
     cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, current);
     cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, current);
     cudaGetLastError();
-    auto* engine = new CudaEngine(std::move(parsed), provider, current, integrated != 0 && pageable != 0);
-    *out_engine = to_handle(engine);
+    const int64_t weight_bytes = parsed.weight_bytes;
+    std::unique_ptr<CudaEngine> engine(
+        new CudaEngine(std::move(parsed), provider, current, integrated != 0 && pageable != 0));
+    set_up_memory(engine.get(), load, device_block(weight_bytes, current, record_weight_bytes));
+    *out_engine = to_handle(engine.release());
     record_deserialize(load);
     return TTE_OK;
   });
@@ -275,6 +316,19 @@ TteStatus launch(const CudaEngine& engine, cudaStream_t stream, TteError* error)
       });
       break;
   }
+  // The scratch: filled, then the first output passes through it, so a
+  // scratch shared by mistake with concurrent work changes results.
+  if (const int64_t need = engine.scratch_needed(); need > 0) {
+    cudaMemsetAsync(engine.scratch(), 0xA5, static_cast<size_t>(need), stream);
+    if (!out.empty()) {
+      const int64_t bytes = engine.numel(out[0]) * plan.tensors[out[0]].dtype->element_size;
+      const size_t n = static_cast<size_t>(std::min(bytes, need));
+      if (n > 0 && engine.bound(out[0]) != nullptr) {
+        cudaMemcpyAsync(engine.scratch(), engine.bound(out[0]), n, cudaMemcpyDefault, stream);
+        cudaMemcpyAsync(engine.bound(out[0]), engine.scratch(), n, cudaMemcpyDefault, stream);
+      }
+    }
+  }
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) {
     return set_error(error, TTE_ERROR_RUNTIME, std::string("enqueue: launching op '") + op_name(plan.op) +
@@ -302,6 +356,24 @@ TteStatus cuda_enqueue(TteEngine* handle, void* stream, TteError* error) {
   });
 }
 
+TteStatus cuda_create_execution_context(TteEngine* handle, const TteEngineLoadOptions* options,
+                                        TteEngine** out_engine, TteError* error) {
+  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (out_engine == nullptr) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "create_execution_context: out_engine is NULL");
+  }
+  *out_engine = nullptr;
+  return guarded(error, [&]() -> TteStatus {
+    const auto* source = static_cast<const CudaEngine*>(from_handle(handle));
+    std::unique_ptr<CudaEngine> engine(
+        new CudaEngine(source->plan(), source->provider(), source->device(), source->pageable_ok()));
+    set_up_memory(engine.get(), read_load_options(options), source->shared);
+    *out_engine = to_handle(engine.release());
+    record_execution_context();
+    return TTE_OK;
+  });
+}
+
 TteStatus cuda_execute(TteEngine* handle, const TteEngineExecution* call, TteError* error) {
   return execute_steps(handle, call, error, cuda_enqueue);
 }
@@ -317,6 +389,7 @@ TteEngineProvider make_provider(const char* name, int32_t capturable) {
   p.deserialize = cuda_deserialize;
   p.enqueue = cuda_enqueue;
   p.execute = cuda_execute;
+  p.create_execution_context = cuda_create_execution_context;
   return p;
 }
 

@@ -1,9 +1,13 @@
 // Provider "test-host": runs test-engine plans (docs/test-engine-format.md)
 // on host memory, so the backend is testable on machines without a GPU. The
 // backend stages device tensors through host buffers and passes a NULL stream.
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <thread>
 #include <type_traits>
 
@@ -170,6 +174,48 @@ void run(const Engine& engine) {
   }
 }
 
+// 256-byte aligned host memory, zeroed (so it is really there), counted by
+// `record` while it lives; nullptr for 0 bytes.
+std::shared_ptr<void> host_block(int64_t bytes, void (*record)(int64_t)) {
+  if (bytes <= 0) return nullptr;
+  size_t size = (static_cast<size_t>(bytes) + 255) / 256 * 256;
+  void* memory = std::aligned_alloc(256, size);
+  if (memory == nullptr) throw std::bad_alloc();
+  std::memset(memory, 0, size);
+  record(bytes);
+  return std::shared_ptr<void>(memory, [bytes, record](void* p) {
+    std::free(p);
+    record(-bytes);
+  });
+}
+
+// An engine's memory: the deserialized engine's weights (shared by its
+// handles) and, without user-managed memory, scratch of its own for the
+// largest profile (as TensorRT's kSTATIC contexts).
+void set_up_memory(Engine* engine, const LoadOptions& load, std::shared_ptr<void> weights) {
+  engine->shared = std::move(weights);
+  engine->set_user_managed(load.user_managed_device_memory);
+  if (!load.user_managed_device_memory) {
+    engine->set_own_scratch(host_block(engine->max_scratch(), record_own_scratch_bytes), engine->max_scratch());
+  }
+}
+
+// Enqueue uses the scratch: fills it, then passes the first output through
+// it, so a scratch shared by mistake with concurrent work changes results.
+void use_scratch(const Engine& engine) {
+  const int64_t need = engine.scratch_needed();
+  if (need <= 0) return;
+  std::memset(engine.scratch(), 0xA5, static_cast<size_t>(need));
+  const Plan& plan = engine.plan();
+  if (plan.outputs.empty()) return;
+  const int32_t out = plan.outputs[0];
+  const int64_t bytes = engine.numel(out) * plan.tensors[out].dtype->element_size;
+  const size_t n = static_cast<size_t>(std::min(bytes, need));
+  if (n == 0 || engine.bound(out) == nullptr) return;
+  std::memcpy(engine.scratch(), engine.bound(out), n);
+  std::memcpy(engine.bound(out), engine.scratch(), n);
+}
+
 TteStatus host_deserialize(void* /*user_data*/, const void* plan, uint64_t plan_size,
                            const TteEngineLoadOptions* options, TteEngine** out_engine, TteError* error) {
   return guarded(error, [&]() -> TteStatus {
@@ -179,7 +225,10 @@ TteStatus host_deserialize(void* /*user_data*/, const void* plan, uint64_t plan_
     if (TteStatus s = parse_for_deserialize(kProviderName, plan, plan_size, &parsed, error)) return s;
     if (!parsed.fail_deserialize.empty()) return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
     LoadOptions load = read_load_options(options);
-    *out_engine = to_handle(new Engine(std::move(parsed)));
+    const int64_t weight_bytes = parsed.weight_bytes;
+    std::unique_ptr<Engine> engine(new Engine(std::move(parsed)));
+    set_up_memory(engine.get(), load, host_block(weight_bytes, record_weight_bytes));
+    *out_engine = to_handle(engine.release());
     record_deserialize(load);
     return TTE_OK;
   });
@@ -196,7 +245,25 @@ TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
     if (TteStatus s = engine->prepare_enqueue(error)) return s;
     if (engine->plan().spin_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(engine->plan().spin_us));
     run(*engine);
+    use_scratch(*engine);
     record_enqueue(stream);
+    return TTE_OK;
+  });
+}
+
+TteStatus host_create_execution_context(TteEngine* handle, const TteEngineLoadOptions* options,
+                                        TteEngine** out_engine, TteError* error) {
+  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (out_engine == nullptr) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "create_execution_context: out_engine is NULL");
+  }
+  *out_engine = nullptr;
+  return guarded(error, [&]() -> TteStatus {
+    const Engine* source = from_handle(handle);
+    std::unique_ptr<Engine> engine(new Engine(source->plan()));
+    set_up_memory(engine.get(), read_load_options(options), source->shared);
+    *out_engine = to_handle(engine.release());
+    record_execution_context();
     return TTE_OK;
   });
 }
@@ -215,6 +282,7 @@ const TteEngineProvider& host_provider() {
     p.deserialize = host_deserialize;
     p.enqueue = host_enqueue;
     p.execute = host_execute;
+    p.create_execution_context = host_create_execution_context;
     return p;
   }();
   return provider;

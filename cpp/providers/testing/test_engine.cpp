@@ -42,6 +42,10 @@ struct Counters {
   std::atomic<int32_t> last_has_weight_streaming_budget{0};
   std::atomic<int64_t> last_weight_streaming_budget{0};
   std::atomic<void*> last_stream{nullptr};
+  std::atomic<uint64_t> execution_contexts{0};
+  std::atomic<uint64_t> device_memory_sets{0};
+  std::atomic<int64_t> live_weight_bytes{0};
+  std::atomic<int64_t> live_own_scratch_bytes{0};
 };
 
 Counters& counters() {
@@ -103,6 +107,16 @@ TteStatus abi_set_tensor_address(TteEngine* engine, int32_t index, void* address
   return guarded(error, [&] { return from_handle(engine)->set_tensor_address(index, address, error); });
 }
 
+TteStatus abi_device_memory_size(TteEngine* engine, int32_t profile, int64_t* out_bytes, TteError* error) {
+  if (TteStatus s = check_engine(engine, error)) return s;
+  return guarded(error, [&] { return from_handle(engine)->device_memory_size(profile, out_bytes, error); });
+}
+
+TteStatus abi_set_device_memory(TteEngine* engine, void* memory, int64_t bytes, TteError* error) {
+  if (TteStatus s = check_engine(engine, error)) return s;
+  return guarded(error, [&] { return from_handle(engine)->set_device_memory(memory, bytes, error); });
+}
+
 void abi_destroy(TteEngine* engine) {
   if (engine == nullptr) return;
   delete from_handle(engine);
@@ -146,6 +160,9 @@ LoadOptions read_load_options(const TteEngineLoadOptions* options) {
   if (has(offsetof(TteEngineLoadOptions, weight_streaming_budget) + sizeof(options->weight_streaming_budget))) {
     out.has_weight_streaming_budget = options->has_weight_streaming_budget != 0;
     out.weight_streaming_budget = options->weight_streaming_budget;
+  }
+  if (has(offsetof(TteEngineLoadOptions, user_managed_device_memory) + sizeof(options->user_managed_device_memory))) {
+    out.user_managed_device_memory = options->user_managed_device_memory != 0;
   }
   return out;
 }
@@ -335,8 +352,56 @@ TteStatus Engine::check_same_shape(int32_t a, int32_t b, TteError* error) const 
   return TTE_OK;
 }
 
+void Engine::set_own_scratch(std::shared_ptr<void> memory, int64_t bytes) {
+  own_scratch_ = std::move(memory);
+  scratch_ = own_scratch_.get();
+  scratch_size_ = bytes;
+}
+
+int64_t Engine::max_scratch() const {
+  int64_t bytes = 0;
+  for (int64_t b : plan_.scratch_bytes) bytes = std::max(bytes, b);
+  return bytes;
+}
+
+TteStatus Engine::device_memory_size(int32_t profile, int64_t* out_bytes, TteError* error) const {
+  if (out_bytes == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "device_memory_size: out_bytes is NULL");
+  if (profile < 0 || profile >= plan_.num_profiles) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "device_memory_size: profile " + std::to_string(profile) + " is out of range; the engine has " +
+                         std::to_string(plan_.num_profiles));
+  }
+  *out_bytes = plan_.scratch_bytes.empty() ? 0 : plan_.scratch_bytes[profile];
+  return TTE_OK;
+}
+
+TteStatus Engine::set_device_memory(void* memory, int64_t bytes, TteError* error) {
+  if (!user_managed_) {
+    return set_error(error, TTE_ERROR_INVALID_STATE,
+                     "set_device_memory: the engine was loaded without user_managed_device_memory and has its own");
+  }
+  if (bytes < 0 || (memory == nullptr && bytes > 0)) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "set_device_memory: " + std::to_string(bytes) + " bytes at " +
+                         (memory == nullptr ? "NULL" : "an address"));
+  }
+  if (reinterpret_cast<uintptr_t>(memory) % 256 != 0) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "set_device_memory: the memory is not 256-byte aligned");
+  }
+  scratch_ = memory;
+  scratch_size_ = bytes;
+  counters().device_memory_sets.fetch_add(1, std::memory_order_relaxed);
+  return TTE_OK;
+}
+
 TteStatus Engine::prepare_enqueue(TteError* error) {
   if (!plan_.fail_enqueue.empty()) return set_error(error, TTE_ERROR_RUNTIME, plan_.fail_enqueue);
+  if (scratch_needed() > 0 && (scratch_ == nullptr || scratch_size_ < scratch_needed())) {
+    return set_error(error, TTE_ERROR_INVALID_STATE,
+                     "enqueue: profile " + std::to_string(profile_) + " needs " + std::to_string(scratch_needed()) +
+                         " bytes of scratch memory; the engine has " + std::to_string(scratch_ ? scratch_size_ : 0) +
+                         (user_managed_ ? " (set_device_memory)" : ""));
+  }
   if (!unset_inputs().empty()) {
     return set_error(error, TTE_ERROR_INVALID_STATE,
                      "enqueue: set every input shape first (after select_profile too); not set: " + unset_inputs());
@@ -401,6 +466,8 @@ void set_common_functions(TteEngineProvider* provider) {
   provider->get_output_shape = abi_get_output_shape;
   provider->set_tensor_address = abi_set_tensor_address;
   provider->destroy = abi_destroy;
+  provider->device_memory_size = abi_device_memory_size;
+  provider->set_device_memory = abi_set_device_memory;
 }
 
 TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteError* error,
@@ -452,6 +519,12 @@ void record_deserialize(const LoadOptions& options) {
   c.deserializes.fetch_add(1, std::memory_order_relaxed);
 }
 
+void record_execution_context() { counters().execution_contexts.fetch_add(1, std::memory_order_relaxed); }
+void record_weight_bytes(int64_t delta) { counters().live_weight_bytes.fetch_add(delta, std::memory_order_relaxed); }
+void record_own_scratch_bytes(int64_t delta) {
+  counters().live_own_scratch_bytes.fetch_add(delta, std::memory_order_relaxed);
+}
+
 void record_enqueue(void* stream) {
   counters().last_stream.store(stream, std::memory_order_relaxed);
   counters().enqueues.fetch_add(1, std::memory_order_relaxed);
@@ -473,6 +546,10 @@ void read_stats(TteTestProviderStats* out) {
   stats.last_weight_streaming_budget = c.last_weight_streaming_budget.load(std::memory_order_relaxed);
   stats.executes = c.executes.load(std::memory_order_relaxed);
   stats.input_shapes_set = c.input_shapes_set.load(std::memory_order_relaxed);
+  stats.execution_contexts = c.execution_contexts.load(std::memory_order_relaxed);
+  stats.device_memory_sets = c.device_memory_sets.load(std::memory_order_relaxed);
+  stats.live_weight_bytes = c.live_weight_bytes.load(std::memory_order_relaxed);
+  stats.live_own_scratch_bytes = c.live_own_scratch_bytes.load(std::memory_order_relaxed);
   size_t n = std::min(static_cast<size_t>(out->struct_size), sizeof(stats));
   if (n < sizeof(stats.struct_size)) return;
   stats.struct_size = static_cast<uint32_t>(n);
@@ -487,6 +564,9 @@ void reset_stats() {
   c.select_profiles = 0;
   c.executes = 0;
   c.input_shapes_set = 0;
+  c.execution_contexts = 0;
+  c.device_memory_sets = 0;
+  // live_*_bytes describe engines that exist: a reset keeps them.
   c.last_device_id = -1;
   c.last_profile = -1;
   c.last_has_weight_streaming_budget = 0;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct LoadOptions {
   int32_t device_id = 0;
   bool has_weight_streaming_budget = false;
   int64_t weight_streaming_budget = 0;
+  bool user_managed_device_memory = false;
 };
 LoadOptions read_load_options(const TteEngineLoadOptions* options);
 
@@ -66,6 +68,23 @@ class Engine {
   void* bound(int32_t index) const { return bound_[index]; }
   int64_t numel(int32_t index) const { return numel_[index]; }
 
+  // Scratch memory (the plan's scratch_bytes): the engine's own, allocated
+  // by the provider for the largest profile, or, with user-managed memory,
+  // what set_device_memory gave. prepare_enqueue checks it is large enough
+  // for the selected profile; scratch_needed() is that profile's size.
+  bool user_managed() const { return user_managed_; }
+  void set_user_managed(bool value) { user_managed_ = value; }
+  void set_own_scratch(std::shared_ptr<void> memory, int64_t bytes);
+  TteStatus device_memory_size(int32_t profile, int64_t* out_bytes, TteError* error) const;
+  TteStatus set_device_memory(void* memory, int64_t bytes, TteError* error);
+  void* scratch() const { return scratch_; }
+  int64_t scratch_needed() const { return plan_.scratch_bytes.empty() ? 0 : plan_.scratch_bytes[profile_]; }
+  // The largest profile's scratch.
+  int64_t max_scratch() const;
+  // State every handle on one deserialized engine shares (its "weights");
+  // freed with the last handle.
+  std::shared_ptr<void> shared;
+
  protected:
   // A provider refuses addresses its memory kind cannot use. Called when an
   // address differs from the one set before.
@@ -87,13 +106,18 @@ class Engine {
   std::vector<char> address_set_;
   std::vector<void*> bound_;
   std::vector<int64_t> numel_;
+  bool user_managed_ = false;
+  std::shared_ptr<void> own_scratch_;
+  void* scratch_ = nullptr;
+  int64_t scratch_size_ = 0;
 };
 
 inline TteEngine* to_handle(Engine* engine) { return reinterpret_cast<TteEngine*>(engine); }
 inline Engine* from_handle(TteEngine* handle) { return reinterpret_cast<Engine*>(handle); }
 
 // Sets abi_version, struct_size and every function of `provider` but
-// deserialize, enqueue and execute.
+// deserialize, enqueue, execute and create_execution_context (the
+// device-memory entries included).
 void set_common_functions(TteEngineProvider* provider);
 
 // The batched call (TteEngineProvider.execute) over the per-tensor ones:
@@ -104,6 +128,10 @@ TteStatus execute_steps(TteEngine* engine, const TteEngineExecution* call, TteEr
 
 // The library's counters (test_provider_api.h).
 void record_deserialize(const LoadOptions& options);
+void record_execution_context();
+// Bytes of weights / own scratch allocated (positive) or freed (negative).
+void record_weight_bytes(int64_t delta);
+void record_own_scratch_bytes(int64_t delta);
 void record_enqueue(void* stream);
 void read_stats(TteTestProviderStats* out);
 void reset_stats();

@@ -310,7 +310,7 @@ void parse_document(const json& doc, Plan* plan) {
     fail("", "'capturable' is not part of a test plan: capture is a provider property "
              "(use provider test-cuda-nocapture for an engine that cannot be captured)");
   }
-  check_keys(doc, "plan", {"op", "tensors", "aliases", "fail", "spin_us"});
+  check_keys(doc, "plan", {"op", "tensors", "aliases", "fail", "spin_us", "scratch_bytes", "weight_bytes"});
 
   std::string op = require_string(doc, "op", "plan");
   auto op_it = std::find_if(std::begin(kOps), std::end(kOps),
@@ -449,6 +449,32 @@ void parse_document(const json& doc, Plan* plan) {
       fail("spin_us", "expected microseconds from 0 to " + std::to_string(kMaxSpinUs) + ", got " + show(spin));
     }
     plan->spin_us = spin.get<int64_t>();
+  }
+
+  auto bytes_value = [](const json& value, const std::string& where) -> int64_t {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+        (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(kMaxMemoryBytes)) ||
+        value.get<int64_t>() > kMaxMemoryBytes) {
+      fail(where, "expected bytes from 0 to " + std::to_string(kMaxMemoryBytes) + ", got " + show(value));
+    }
+    return value.get<int64_t>();
+  };
+  plan->scratch_bytes.assign(static_cast<size_t>(plan->num_profiles), 0);
+  if (auto it = doc.find("scratch_bytes"); it != doc.end()) {
+    if (it->is_array()) {
+      if (it->size() != static_cast<size_t>(plan->num_profiles)) {
+        fail("scratch_bytes", "expected one size per profile (" + std::to_string(plan->num_profiles) +
+                                  "), got " + std::to_string(it->size()));
+      }
+      for (size_t p = 0; p < it->size(); ++p) {
+        plan->scratch_bytes[p] = bytes_value((*it)[p], "scratch_bytes[" + std::to_string(p) + "]");
+      }
+    } else {
+      plan->scratch_bytes.assign(static_cast<size_t>(plan->num_profiles), bytes_value(*it, "scratch_bytes"));
+    }
+  }
+  if (auto it = doc.find("weight_bytes"); it != doc.end()) {
+    plan->weight_bytes = bytes_value(*it, "weight_bytes");
   }
 
   check_roles(*plan);

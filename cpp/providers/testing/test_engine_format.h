@@ -16,6 +16,7 @@ namespace tte::test_engine {
 inline constexpr const char* kMagic = kTestEnginePlanMagic;
 inline constexpr size_t kMagicSize = kTestEnginePlanMagicSize;
 inline constexpr int64_t kMaxSpinUs = 10'000'000;
+inline constexpr int64_t kMaxMemoryBytes = int64_t{1} << 40;
 
 // ExecuTorch ScalarType values, as numbered in
 // executorch/runtime/core/portable_type/scalar_type.h, for the kernels'
@@ -82,6 +83,13 @@ struct Plan {
   // Microseconds enqueue waits (on the stream, for the CUDA provider) before
   // the op writes its outputs: makes unfinished work observable.
   int64_t spin_us = 0;
+  // Scratch (activation) memory each profile's run uses, one entry per
+  // profile: allocated by the engine, or given by the backend when the
+  // engine was loaded with user-managed device memory; enqueue writes it.
+  std::vector<int64_t> scratch_bytes;
+  // Memory the deserialized engine holds for its "weights", shared by every
+  // execution context made from it (create_execution_context).
+  int64_t weight_bytes = 0;
   // Non-empty: that call fails with this message.
   std::string fail_deserialize;
   std::string fail_enqueue;

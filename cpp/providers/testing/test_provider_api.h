@@ -49,6 +49,14 @@ typedef struct TteTestProviderStats {
    * either path: how often the backend entered the provider. */
   uint64_t executes;
   uint64_t input_shapes_set;
+  /* Handles made by create_execution_context (sharing a deserialized
+   * engine), set_device_memory calls, and the bytes the engines hold now:
+   * their "weights" (once per deserialized engine) and the scratch they
+   * allocated themselves (engines without user-managed memory). */
+  uint64_t execution_contexts;
+  uint64_t device_memory_sets;
+  int64_t live_weight_bytes;
+  int64_t live_own_scratch_bytes;
 } TteTestProviderStats;
 
 TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out);

@@ -1,9 +1,17 @@
 #include "backend/engine_loader.h"
 
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/logging.h"
+#include "common/runtime_stats.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
 
@@ -39,9 +47,121 @@ Status candidate_providers(const LoadOptions& options, std::vector<ProviderRef>*
   return Status::Ok();
 }
 
+// ---- The engine cache ------------------------------------------------------
+// Key: provider, plan digest and size, device, and every load option that
+// changes what deserialize makes (the engine-wide ones). Value: the shared
+// engine while a delegate uses it.
+
+uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+uint64_t fmix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+// 128 bits over the plan, 8 bytes at a time (about as fast as reading it).
+// Not cryptographic: plans are trusted input (they run code on the GPU),
+// and the key also holds the size and the provider.
+std::string plan_digest(const void* data, uint64_t size) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  uint64_t a = 0x9E3779B97F4A7C15ULL ^ size;
+  uint64_t b = 0xC2B2AE3D27D4EB4FULL + size;
+  uint64_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes + i, 8);
+    a = rotl(a ^ (w * 0x87c37b91114253d5ULL), 31) * 0x4cf5ad432745937fULL;
+    b = (rotl(b + w, 27) ^ a) * 0x9E3779B97F4A7C15ULL + 0x52dce729;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, bytes + i, static_cast<size_t>(size - i));
+  a = fmix(a ^ tail);
+  b = fmix(b + tail + a);
+  char text[33];
+  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b));
+  return text;
+}
+
+std::string cache_key(const std::string& provider, const DelegateBlob& blob, int device,
+                      const LoadOptions& options) {
+  std::string key = provider;
+  key += '\n' + plan_digest(blob.engine, blob.engine_size) + ':' + std::to_string(blob.engine_size);
+  key += "\ncuda:" + std::to_string(device);
+  key += "\nweights:" + (options.has_weight_streaming_budget
+                              ? std::to_string(options.weight_streaming_budget)
+                              : std::string("-"));
+  key += "\nhost_code:" + std::to_string(options.engine_host_code_allowed ? 1 : 0);
+  key += "\ndla:" + (options.has_dla_core ? std::to_string(options.dla_core) : std::string("-"));
+  for (const std::string& library : options.plugin_libraries) {
+    key += "\nplugin:" + library;
+  }
+  key += "\nruntime_cache:" + options.runtime_cache_path;
+  return key;
+}
+
+struct EngineCache {
+  std::mutex mutex;
+  std::map<std::string, std::weak_ptr<SharedEngine>> engines;
+};
+
+EngineCache& engine_cache() {
+  static EngineCache* cache = new EngineCache();  // never destroyed, as delegates may outlive statics
+  return *cache;
+}
+
+bool has_entry(const TteEngineProvider& abi, size_t end) { return abi.struct_size >= end; }
+#define TTE_PROVIDER_HAS(abi, field)                                                          \
+  (has_entry(abi, offsetof(TteEngineProvider, field) + sizeof(TteEngineProvider::field)) && \
+   (abi).field != nullptr)
+
 }  // namespace
 
-Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedEngine* out) {
+SharedEngine::SharedEngine(ProviderRef provider, TteEngine* root, int device, std::string key)
+    : provider_(std::move(provider)), root_(root), device_(device), key_(std::move(key)) {}
+
+SharedEngine::~SharedEngine() {
+  {
+    EngineCache& cache = engine_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.engines.find(key_);
+    // A later load may have replaced the expired entry with a new engine.
+    if (it != cache.engines.end() && it->second.expired()) {
+      cache.engines.erase(it);
+    }
+  }
+  std::optional<DeviceGuard> guard;
+  if (device_ >= 0) {
+    guard.emplace(device_);
+  }
+  provider_->abi().destroy(root_);
+}
+
+void release_engine(LoadedEngine* engine) {
+  if (engine->engine != nullptr &&
+      (engine->shared == nullptr || engine->engine != engine->shared->root())) {
+    engine->provider->abi().destroy(engine->engine);
+  }
+  engine->engine = nullptr;
+  engine->shared.reset();
+}
+
+size_t shared_engine_count() {
+  EngineCache& cache = engine_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  size_t count = 0;
+  for (const auto& entry : cache.engines) {
+    count += entry.second.expired() ? 0 : 1;
+  }
+  return count;
+}
+
+Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool user_managed_memory,
+                   LoadedEngine* out) {
   // -1: the device current on this thread, which is where upstream's own
   // runtime would run an engine exported without a device index.
   const int32_t device_id =
@@ -102,8 +222,51 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedE
     load_options.plugin_libraries = plugin_libraries.empty() ? nullptr : plugin_libraries.data();
     load_options.runtime_cache_path =
         options.runtime_cache_path.empty() ? nullptr : options.runtime_cache_path.c_str();
+    const bool user_managed = user_managed_memory && TTE_PROVIDER_HAS(abi, device_memory_size) &&
+                              TTE_PROVIDER_HAS(abi, set_device_memory);
+    load_options.user_managed_device_memory = user_managed ? 1 : 0;
+    const bool shareable = options.share_engines && TTE_PROVIDER_HAS(abi, create_execution_context);
+    std::string key;
     TteEngine* engine = nullptr;
     TteError error{};
+    if (shareable) {
+      key = cache_key(candidate->name(), blob, host ? -1 : device_id, options);
+      std::shared_ptr<SharedEngine> shared;
+      {
+        EngineCache& cache = engine_cache();
+        std::lock_guard<std::mutex> lock(cache.mutex);
+        auto it = cache.engines.find(key);
+        if (it != cache.engines.end()) {
+          shared = it->second.lock();
+        }
+      }
+      if (shared != nullptr) {
+        const TteStatus code =
+            abi.create_execution_context(shared->root(), &load_options, &engine, &error);
+        if (code == TTE_OK && engine != nullptr) {
+          RuntimeStats::instance().shared_engine_reuses.fetch_add(1, std::memory_order_relaxed);
+          out->provider = candidate;
+          out->engine = engine;
+          out->shared = std::move(shared);
+          out->user_managed_memory = user_managed;
+          out->device = host ? -1 : device_id;
+          if (!host) {
+            out->traits = device_traits(device_id);
+          }
+          TTE_LOG(DEBUG, "engine provider '%s': the plan (%llu bytes) is loaded already; "
+                  "a new execution context shares it", candidate->name().c_str(),
+                  static_cast<unsigned long long>(blob.engine_size));
+          return Status::Ok();
+        }
+        // Deserialized anew instead: the engine still loads.
+        TTE_LOG(WARNING,
+                "engine provider '%s' could not make another execution context on a loaded "
+                "engine (%s); deserializing the plan again",
+                candidate->name().c_str(), code == TTE_OK ? "no handle returned" : error.message);
+        engine = nullptr;
+        error = TteError{};
+      }
+    }
     const TteStatus code = abi.deserialize(abi.user_data, blob.engine, blob.engine_size,
                                            &load_options, &engine, &error);
     if (code == TTE_ERROR_NOT_ACCEPTED && options.provider.empty()) {
@@ -121,9 +284,21 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, LoadedE
     }
     out->provider = candidate;
     out->engine = engine;
+    out->user_managed_memory = user_managed;
     out->device = host ? -1 : device_id;
     if (!host) {
       out->traits = device_traits(device_id);
+    }
+    if (shareable) {
+      auto shared = std::make_shared<SharedEngine>(candidate, engine, out->device, key);
+      EngineCache& cache = engine_cache();
+      std::lock_guard<std::mutex> lock(cache.mutex);
+      std::weak_ptr<SharedEngine>& entry = cache.engines[key];
+      // Two loads at once may both deserialize; the cache keeps the first.
+      if (entry.expired()) {
+        entry = shared;
+      }
+      out->shared = std::move(shared);
     }
     return Status::Ok();
   }

@@ -20,6 +20,8 @@ constexpr const char* kEngineHostCodeOption = "engine_host_code_allowed";
 constexpr const char* kDlaCoreOption = "dla_core";
 constexpr const char* kPluginLibrariesOption = "plugin_libraries";
 constexpr const char* kRuntimeCachePathOption = "runtime_cache_path";
+constexpr const char* kShareDeviceMemoryOption = "share_device_memory";
+constexpr const char* kShareEnginesOption = "share_engines";
 
 using Text = std::array<char, et::kMaxOptionValueLength>;
 
@@ -145,11 +147,15 @@ Status read_load_options(const et::BackendInitContext& context,
         return wrong_type(kRuntimeCachePathOption, "a string (a file path)");
       }
       options.runtime_cache_path = text_of(*text);
+    } else if (std::strcmp(option.key, kShareDeviceMemoryOption) == 0) {
+      status = read_bool(option, &options.share_device_memory);
+    } else if (std::strcmp(option.key, kShareEnginesOption) == 0) {
+      status = read_bool(option, &options.share_engines);
     } else {
-      TTE_LOG(WARNING, "ignoring unknown load option '%s' (known: %s, %s, %s, %s, %s, %s, %s)",
+      TTE_LOG(WARNING, "ignoring unknown load option '%s' (known: %s, %s, %s, %s, %s, %s, %s, %s, %s)",
               option.key, kProviderOption, kCudaGraphsOption, kWeightStreamingBudget,
               kEngineHostCodeOption, kDlaCoreOption, kPluginLibrariesOption,
-              kRuntimeCachePathOption);
+              kRuntimeCachePathOption, kShareDeviceMemoryOption, kShareEnginesOption);
     }
   }
   if (status.ok()) {

@@ -13,6 +13,18 @@
 //                                     separated by ':'
 //   runtime_cache_path        string  TensorRT-RTX: a file that keeps
 //                                     compiled kernels between processes
+//   share_device_memory       bool    default true: the engine's scratch
+//                                     (activation) memory comes from the
+//                                     arena of its CUDA stream, shared with
+//                                     the other delegates on that stream
+//                                     (providers with the device-memory
+//                                     entries; never with cuda_graphs)
+//   share_engines             bool    default true: a plan already loaded
+//                                     on the device is not deserialized
+//                                     again; the new delegate gets its own
+//                                     execution context on the loaded engine
+//                                     (providers with
+//                                     create_execution_context)
 #pragma once
 
 #include <cstdint>
@@ -39,6 +51,8 @@ struct LoadOptions {
   int32_t dla_core = 0;
   std::vector<std::string> plugin_libraries;
   std::string runtime_cache_path;  // "" = none
+  bool share_device_memory = true;
+  bool share_engines = true;
 };
 
 // Unknown load options are logged and ignored; malformed ones refused, and

@@ -1,5 +1,6 @@
 #include "backend/tensorrt_delegate.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -45,7 +46,10 @@ Status TensorRTDelegate::create(et::BackendInitContext& context, et::FreeableBuf
   Status status = read_load_options(context, compile_specs, &options);
   std::unique_ptr<TensorRTDelegate> delegate(new TensorRTDelegate());
   if (status.ok()) {
-    status = load_engine(blob, options, &delegate->engine_);
+    // A CUDA graph fixes the scratch address it was captured with, so a
+    // delegate that captures keeps scratch of its own.
+    status = load_engine(blob, options, options.share_device_memory && !options.cuda_graphs,
+                         &delegate->engine_);
   }
   if (!status.ok()) {
     return fail(status);
@@ -53,6 +57,9 @@ Status TensorRTDelegate::create(et::BackendInitContext& context, et::FreeableBuf
   const EngineProvider& provider = *delegate->engine_.provider;
   record.set_provider(provider.name());
   status = describe_engine_io(provider, delegate->engine_.engine, blob.metadata, &delegate->io_);
+  if (status.ok() && delegate->engine_.user_managed_memory) {
+    status = delegate->read_scratch_sizes();
+  }
   // The engine holds its own copy of the plan: drop the blob's memory now
   // rather than at program teardown (`blob` points into it).
   processed->Free();
@@ -97,9 +104,9 @@ TensorRTDelegate::~TensorRTDelegate() {
   // may be in flight on the engine's device: release them first.
   graphs_.reset();
   binder_.reset();
-  if (engine_.engine != nullptr) {
-    engine_.provider->abi().destroy(engine_.engine);
-    engine_.engine = nullptr;
+  release_engine(&engine_);
+  if (uses_arenas_) {
+    ScratchArenas::instance().remove_user();
   }
   if (stream_ != nullptr) {
     cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
@@ -108,6 +115,53 @@ TensorRTDelegate::~TensorRTDelegate() {
   if (engine_.device >= 0) {
     cudaGetLastError();
   }
+}
+
+Status TensorRTDelegate::read_scratch_sizes() {
+  const EngineProvider& provider = *engine_.provider;
+  scratch_sizes_.assign(static_cast<size_t>(std::max(io_.num_profiles, 1)), 0);
+  for (size_t p = 0; p < scratch_sizes_.size(); ++p) {
+    TteError error{};
+    const TteStatus s = provider.abi().device_memory_size(engine_.engine, static_cast<int32_t>(p),
+                                                           &scratch_sizes_[p], &error);
+    if (s != TTE_OK) {
+      return provider.call_failed(s, error, "device_memory_size of profile " + std::to_string(p));
+    }
+    if (scratch_sizes_[p] < 0) {
+      return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave profile " +
+                                            std::to_string(p) + " a scratch size of " +
+                                            std::to_string(scratch_sizes_[p]) + " bytes");
+    }
+  }
+  // An engine that needs no scratch in any profile borrows no arena.
+  if (*std::max_element(scratch_sizes_.begin(), scratch_sizes_.end()) > 0) {
+    ScratchArenas::instance().add_user();
+    uses_arenas_ = true;
+  }
+  return Status::Ok();
+}
+
+Status TensorRTDelegate::give_scratch(ScratchArenas::Arena* arena) {
+  const int64_t need = current_profile_ >= 0 && static_cast<size_t>(current_profile_) < scratch_sizes_.size()
+                           ? scratch_sizes_[current_profile_]
+                           : 0;
+  Status status = ScratchArenas::instance().reserve(arena, need);
+  if (!status.ok()) {
+    return status;
+  }
+  if (arena->generation == scratch_generation_) {
+    return Status::Ok();
+  }
+  const EngineProvider& provider = *engine_.provider;
+  TteError error{};
+  scratch_generation_ = 0;
+  const TteStatus s =
+      provider.abi().set_device_memory(engine_.engine, arena->memory, arena->bytes, &error);
+  if (s != TTE_OK) {
+    return provider.call_failed(s, error, "set_device_memory");
+  }
+  scratch_generation_ = arena->generation;
+  return Status::Ok();
 }
 
 Status TensorRTDelegate::own_stream(void** stream) {
@@ -154,7 +208,14 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   // stream, so it is ordered after the caller's legacy-stream work, and the
   // call ends synchronized as always.
   if (!host_engine && (!caller_stream(&stream) || is_legacy_default_stream(stream))) {
-    status = own_stream(&stream);
+    // With shared scratch, this thread's stream: the delegates of a method
+    // then share one stream, so one arena.
+    status = uses_arenas_ ? thread_stream(engine_.device, &stream) : own_stream(&stream);
+  }
+  // Given back when the call returns, after the stream is synchronized.
+  ScratchLease lease;
+  if (status.ok() && uses_arenas_) {
+    lease.borrow(engine_.device, stream);
   }
   if (status.ok()) {
     status = batched() ? set_shapes_batched(args, stream) : set_profile_and_shapes(args, stream);
@@ -169,7 +230,7 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   std::vector<Binding>& bindings = bindings_;
   status = binder_->bind(io_, args, cuda_stream, &bindings);
   if (status.ok()) {
-    status = enqueue(bindings, stream);
+    status = enqueue(bindings, stream, lease.get());
   }
   if (status.ok()) {
     status = binder_->write_back(io_, bindings, cuda_stream);
@@ -309,7 +370,8 @@ Status TensorRTDelegate::set_shapes_batched(DelegateArgs args, void* stream) {
   return Status::Ok();
 }
 
-Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* stream) {
+Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* stream,
+                                 ScratchArenas::Arena* arena) {
   const EngineProvider& provider = *engine_.provider;
   const TteEngineProvider& abi = provider.abi();
   TteEngine* engine = engine_.engine;
@@ -347,7 +409,16 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     return status;
   };
   Status status;
-  if (graphs_ == nullptr) {
+  if (arena != nullptr) {
+    // Host side only: the arena's lock orders set_device_memory + enqueue
+    // among the delegates on this stream; the GPU work stays asynchronous.
+    std::lock_guard<std::mutex> arena_lock(arena->mutex);
+    status = give_scratch(arena);
+    if (status.ok()) {
+      RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
+      status = enqueue();
+    }
+  } else if (graphs_ == nullptr) {
     RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
     status = enqueue();
   } else {

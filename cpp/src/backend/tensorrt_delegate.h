@@ -17,6 +17,7 @@
 #include "backend/call_checks.h"
 #include "backend/engine_io.h"
 #include "backend/engine_loader.h"
+#include "backend/scratch_arenas.h"
 #include "backend/tensor_binding.h"
 #include "common/status.h"
 #include "cuda/cuda_graph_cache.h"
@@ -48,8 +49,13 @@ class TensorRTDelegate {
   // the provider reported then.
   bool batched() const { return engine_.provider->abi().execute != nullptr; }
   Status set_shapes_batched(DelegateArgs args, void* stream);
-  Status enqueue(const std::vector<Binding>& bindings, void* stream);
+  Status enqueue(const std::vector<Binding>& bindings, void* stream, ScratchArenas::Arena* arena);
   Status own_stream(void** stream);
+  // Shared scratch (engine loaded with user-managed memory): each profile's
+  // size, read at load; before an enqueue, with the arena locked, the arena
+  // grown to the profile's size and given to the engine if it changed.
+  Status read_scratch_sizes();
+  Status give_scratch(ScratchArenas::Arena* arena);
 
   std::mutex mutex_;
   LoadedEngine engine_;
@@ -74,6 +80,9 @@ class TensorRTDelegate {
     std::vector<void*> addresses;
   } batch_;
   bool shapes_set_ = false;
+  bool uses_arenas_ = false;
+  std::vector<int64_t> scratch_sizes_;  // [profile]
+  uint64_t scratch_generation_ = 0;     // of the arena memory the engine has; 0: none
 };
 
 }  // namespace tte

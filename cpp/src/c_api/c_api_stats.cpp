@@ -2,6 +2,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "backend/engine_loader.h"
+#include "backend/scratch_arenas.h"
 #include "common/runtime_stats.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
@@ -24,6 +26,12 @@ TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
   full.graph_captures = s.graph_captures.load();
   full.graph_replays = s.graph_replays.load();
   full.graph_fallbacks = s.graph_fallbacks.load();
+  tte::ScratchArenas& arenas = tte::ScratchArenas::instance();
+  full.scratch_arenas = arenas.arena_count();
+  full.scratch_arena_bytes = static_cast<uint64_t>(arenas.total_bytes());
+  full.scratch_arena_peak_bytes = static_cast<uint64_t>(arenas.peak_bytes());
+  full.shared_engines = tte::shared_engine_count();
+  full.shared_engine_reuses = s.shared_engine_reuses.load();
   // Copy only what the caller's (possibly older) struct has room for.
   const uint32_t caller_size = out->struct_size;
   const size_t n = caller_size < sizeof(full) ? caller_size : sizeof(full);
@@ -31,6 +39,9 @@ TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
   out->struct_size = caller_size;
 }
 
-TTE_API void tte_reset_runtime_stats(void) { tte::RuntimeStats::instance().reset(); }
+TTE_API void tte_reset_runtime_stats(void) {
+  tte::RuntimeStats::instance().reset();
+  tte::ScratchArenas::instance().reset_peak();
+}
 
 }  // extern "C"

@@ -16,6 +16,7 @@ struct RuntimeStats {
   std::atomic<uint64_t> d2d_copies{0}, d2d_bytes{0};
   std::atomic<uint64_t> enqueues{0};
   std::atomic<uint64_t> graph_captures{0}, graph_replays{0}, graph_fallbacks{0};
+  std::atomic<uint64_t> shared_engine_reuses{0};
 
   static RuntimeStats& instance();
 

@@ -7,6 +7,7 @@
 #include "backend/load_options.h"
 #include "backend/provider_registry.h"
 #include "common/et_status.h"
+#include "common/logging.h"
 #include "common/read_only_memory.h"
 #include "common/text.h"
 #include "cuda/caller_stream.h"
@@ -22,6 +23,8 @@ namespace tte {
 namespace et = executorch::runtime;
 
 namespace {
+
+constexpr const char* kMaxConcurrentRunsOption = "max_concurrent_runs";
 
 Status read_meta(ProgramModule& module, const std::string& method,
                  std::optional<et::MethodMeta>* out) {
@@ -49,6 +52,21 @@ Status Program::open_buffer(const void* data, size_t size, ProgramOptions option
 Status Program::open(const ProgramSource& source, ProgramOptions options,
                      std::shared_ptr<Program>* out) {
   std::shared_ptr<Program> program(new Program());
+  // max_concurrent_runs is the program's, not a backend's: taken out here.
+  std::vector<BackendOptionValue> backend_options;
+  for (BackendOptionValue& option : options.backend_options) {
+    if (option.key != kMaxConcurrentRunsOption) {
+      backend_options.push_back(std::move(option));
+      continue;
+    }
+    if (option.type != TTE_OPTION_INT || option.int_value < 1 || option.int_value > 1024) {
+      return Status(TTE_ERROR_INVALID_ARGUMENT,
+                    std::string("option '") + kMaxConcurrentRunsOption +
+                        "' must be an int from 1 to 1024 (runs of one method at once)");
+    }
+    program->max_concurrent_runs_ = static_cast<int>(option.int_value);
+  }
+  options.backend_options = std::move(backend_options);
   program->options_ = std::move(options);
   // As TensorRTBackend reads it: the last value given wins; a value of the
   // wrong type fails the load later, so it counts as on here.
@@ -59,6 +77,14 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
   }
   Status status = open_program(source, program->options_, &program->opened_);
   if (status.ok()) {
+    status = program->backend_options_map_.build(program->options_.backend_options);
+  }
+  if (status.ok()) {
+    // One event tracer and one .ptd loader per module: such programs keep
+    // one instance per method.
+    if (program->options_.enable_etdump || program->opened_.has_data_files) {
+      program->max_concurrent_runs_ = 1;
+    }
     *out = std::move(program);
   }
   return status;
@@ -67,7 +93,11 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
 Program::~Program() {
   std::lock_guard<std::mutex> lock(mutex_);
   // The methods point into the buffers kept in methods_ and opened_: drop
-  // the module first.
+  // the modules first, the extra instances' (over the same program) before
+  // the primary one.
+  for (auto& entry : methods_) {
+    entry.second->extras.clear();
+  }
   opened_.module.reset();
   methods_.clear();
 }
@@ -291,23 +321,25 @@ Status clear_outputs(TteOutput* outputs, size_t num_outputs) {
 
 Status Program::run(const std::string& method, const TteInput* inputs, size_t num_inputs,
                     const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
   Status status = clear_outputs(outputs, num_outputs);
   if (!status.ok()) {
     return status;
   }
   MethodState* state = nullptr;
-  status = closed_ ? Status(TTE_ERROR_INVALID_STATE, "the program is closed")
-                   : ensure_loaded(method, &state);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    status = closed_ ? Status(TTE_ERROR_INVALID_STATE, "the program is closed")
+                     : ensure_loaded(method, &state);
+  }
   if (!status.ok()) {
     return status;
   }
-  return run_locked(*state, inputs, num_inputs, options, outputs, num_outputs);
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  return run_instance(*state, lock, inputs, num_inputs, options, outputs, num_outputs);
 }
 
 Status Program::run(MethodState& method, const TteInput* inputs, size_t num_inputs,
                     const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
   Status status = clear_outputs(outputs, num_outputs);
   if (!status.ok()) {
     return status;
@@ -316,7 +348,92 @@ Status Program::run(MethodState& method, const TteInput* inputs, size_t num_inpu
     return Status(TTE_ERROR_INVALID_STATE,
                   "the program is closed (method '" + method.name + "' cannot run)");
   }
-  return run_locked(method, inputs, num_inputs, options, outputs, num_outputs);
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  return run_instance(method, lock, inputs, num_inputs, options, outputs, num_outputs);
+}
+
+Status Program::run_instance(MethodState& primary, std::unique_lock<std::mutex>& lock,
+                             const TteInput* inputs, size_t num_inputs, const RunOptions& options,
+                             TteOutput* outputs, size_t num_outputs) {
+  // The single-thread path: one uncontended try_lock, as the lock before.
+  if (max_concurrent_runs_ <= 1 || lock.try_lock()) {
+    if (!lock.owns_lock()) {
+      lock.lock();
+    }
+    if (closed_) {
+      return Status(TTE_ERROR_INVALID_STATE,
+                    "the program is closed (method '" + primary.name + "' cannot run)");
+    }
+    return run_locked(primary, inputs, num_inputs, options, outputs, num_outputs);
+  }
+  // Another thread runs the method (or another call holds the program):
+  // an instance of our own, if one is idle or can be made.
+  MethodInstance* extra = borrow_extra(primary);
+  if (extra == nullptr) {
+    lock.lock();
+    if (closed_) {
+      return Status(TTE_ERROR_INVALID_STATE,
+                    "the program is closed (method '" + primary.name + "' cannot run)");
+    }
+    return run_locked(primary, inputs, num_inputs, options, outputs, num_outputs);
+  }
+  const Status status = run_locked(extra->state, inputs, num_inputs, options, outputs, num_outputs);
+  std::lock_guard<std::mutex> pool_lock(primary.pool_mutex);
+  extra->busy = false;
+  return status;
+}
+
+MethodInstance* Program::borrow_extra(MethodState& primary) {
+  std::lock_guard<std::mutex> pool_lock(primary.pool_mutex);
+  for (const auto& extra : primary.extras) {
+    if (!extra->busy) {
+      extra->busy = true;
+      return extra.get();
+    }
+  }
+  if (static_cast<int>(primary.extras.size()) + 1 >= max_concurrent_runs_) {
+    return nullptr;
+  }
+  // Made under the pool's lock: other threads wanting one wait for it, or
+  // for the primary. The engines are shared (share_engines), so a new
+  // instance costs its planned memory and execution contexts.
+  std::unique_ptr<MethodInstance> made;
+  const Status status = load_extra(primary, &made);
+  if (!status.ok()) {
+    TTE_LOG(WARNING, "method '%s': no instance for a concurrent run (%s); waiting for the first",
+            primary.name.c_str(), status.message().c_str());
+    return nullptr;
+  }
+  made->busy = true;
+  primary.extras.push_back(std::move(made));
+  return primary.extras.back().get();
+}
+
+Status Program::load_extra(const MethodState& primary, std::unique_ptr<MethodInstance>* out) {
+  auto instance = std::make_unique<MethodInstance>();
+  instance->module = std::make_unique<ProgramModule>(opened_.module->program());
+  ProgramModule& module = *instance->module;
+  MethodState& slot = instance->state;
+  std::optional<et::MethodMeta> meta;
+  Status status = read_meta(module, primary.name, &meta);
+  if (!status.ok()) {
+    return status;
+  }
+  slot.arenas = PlannedHostArenas::make(*meta);
+  ExecuTorchStep step(ProgramStep::kLoadMethod);
+  const et::Error error =
+      module.load_method(primary.name, slot.arenas ? slot.arenas->allocator() : nullptr, nullptr,
+                         &backend_options_map_.map());
+  if (error != et::Error::Ok) {
+    return step.failed(error, "cannot load another instance of method '" + primary.name + "'");
+  }
+  et::Method* loaded = module.loaded_method(primary.name);
+  slot.name = primary.name;
+  plan_method_inputs(*loaded, slot);
+  plan_output_buffers(*loaded, slot);
+  slot.method = loaded;
+  *out = std::move(instance);
+  return Status::Ok();
 }
 
 Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t num_inputs,

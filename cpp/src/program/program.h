@@ -6,6 +6,7 @@
 // every output view hold it, so memory a view points at outlives close().
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "program/backend_options.h"
 #include "program/program_loader.h"
 #include "program/program_module.h"
 #include "torch_tensorrt_executorch/c_api.h"
@@ -65,6 +67,8 @@ class Program : public std::enable_shared_from_this<Program> {
 
   // Sets inputs, executes and returns outputs; atomic with respect to other
   // threads using this program. On failure every output is left NONE.
+  // Concurrent runs of one method use instances of their own (up to the
+  // program option max_concurrent_runs; docs/architecture.md).
   Status run(MethodState& method, const TteInput* inputs, size_t num_inputs,
              const RunOptions& options, TteOutput* outputs, size_t num_outputs);
   Status run(const std::string& method, const TteInput* inputs, size_t num_inputs,
@@ -87,9 +91,25 @@ class Program : public std::enable_shared_from_this<Program> {
   Status run_locked(MethodState& method, const TteInput* inputs, size_t num_inputs,
                     const RunOptions& options, TteOutput* outputs, size_t num_outputs);
   Status value_info(const std::string& method, size_t index, bool is_input, TteValueInfo* info);
+  // Runs `primary` (loaded) with mutex_ held, or, while another thread runs
+  // it, an idle extra instance (made on demand up to max_concurrent_runs_).
+  Status run_instance(MethodState& primary, std::unique_lock<std::mutex>& lock,
+                      const TteInput* inputs, size_t num_inputs, const RunOptions& options,
+                      TteOutput* outputs, size_t num_outputs);
+  // An idle extra instance of `primary` marked busy, or nullptr when all
+  // max_concurrent_runs_ - 1 exist and are busy (or pooling is off).
+  MethodInstance* borrow_extra(MethodState& primary);
+  Status load_extra(const MethodState& primary, std::unique_ptr<MethodInstance>* out);
 
   std::mutex mutex_;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};
+  // Runs of one method at once (option max_concurrent_runs, default
+  // kDefaultMaxConcurrentRuns); 1 serializes them. Not for programs that
+  // record ETDump or read .ptd files: those always serialize.
+  static constexpr int kDefaultMaxConcurrentRuns = 4;
+  int max_concurrent_runs_ = kDefaultMaxConcurrentRuns;
+  // The load options again, for the extra instances' delegates.
+  BackendOptionsMap backend_options_map_;
   ProgramOptions options_;
   // Whether owned outputs may be written by the method straight into the
   // caller's memory: not when a load option may turn CUDA graphs on, whose

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,8 @@ struct InputSpec {
   size_t home_bytes = 0;
 };
 
+struct MethodInstance;
+
 // What the Program keeps for one method besides ExecuTorch's Method.
 struct MethodState {
   std::string name;
@@ -100,6 +103,18 @@ struct MethodState {
   // (page-locked, so delegates copy them with one DMA); else empty and
   // ExecuTorch's Module owns the arenas.
   std::unique_ptr<PlannedHostArenas> arenas;
+  // The primary instance (the one the Program's map holds) keeps the
+  // instances made for concurrent runs (Program::run): each a module of its
+  // own over the same program, with its own planned memory and delegates.
+  std::mutex pool_mutex;
+  std::vector<std::unique_ptr<MethodInstance>> extras;
+};
+
+// An instance of a method for a concurrent run.
+struct MethodInstance {
+  std::unique_ptr<ProgramModule> module;
+  MethodState state;
+  bool busy = false;  // guarded by the primary's pool_mutex
 };
 
 }  // namespace tte

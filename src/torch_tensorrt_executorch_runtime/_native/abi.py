@@ -152,6 +152,7 @@ class TteEngineLoadOptions(Structure):
         ("num_plugin_libraries", c_int32),
         ("plugin_libraries", POINTER(c_char_p)),
         ("runtime_cache_path", c_char_p),
+        ("user_managed_device_memory", c_int32),
     ]
 
 
@@ -294,6 +295,11 @@ class TteRuntimeStats(Structure):
         ("graph_captures", c_uint64),
         ("graph_replays", c_uint64),
         ("graph_fallbacks", c_uint64),
+        ("scratch_arenas", c_uint64),
+        ("scratch_arena_bytes", c_uint64),
+        ("scratch_arena_peak_bytes", c_uint64),
+        ("shared_engines", c_uint64),
+        ("shared_engine_reuses", c_uint64),
     ]
 
 
