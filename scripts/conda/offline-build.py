@@ -313,7 +313,8 @@ def check_installed(platform: str, cuda: str) -> None:
         log(f"{platform} CUDA {cuda}: torch-tensorrt-executorch {args[0]} ran with no environment variables")
     # A program run from Python through the compiled binding (the package's own test script).
     result = subprocess.run([*launcher, str(prefix / "bin" / "python"),
-                             str(ROOT / "recipe" / "tests" / "python-run" / "run_program.py")],
+                             str(ROOT / "recipe" / "tests" / "python-run" / "run_program.py"),
+                             str(ROOT / "tests" / "fixtures" / "cpp" / "add_one_dynamic.pte")],
                             env=env, capture_output=True, text=True, cwd=prefix)
     print(result.stdout.rstrip())
     if result.returncode != 0:

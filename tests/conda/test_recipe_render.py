@@ -317,7 +317,7 @@ def test_cli_and_import_tests(rendered):
     scripts = " ".join(str(t["script"]) for t in runtime["tests"] if "script" in t)
     for command in ("torch-tensorrt-executorch --help", "torch-tensorrt-executorch doctor",
                     "torch-tensorrt-executorch inspect tests/fixtures/cpp/",
-                    "python tests/python-run/run_program.py"):
+                    "python tests/python-run/run_program.py tests/fixtures/cpp/add_one_dynamic.pte"):
         assert command in scripts
     contents = next(t["package_contents"] for t in runtime["tests"] if "package_contents" in t)
     assert "site-packages/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so" in contents["files"]
@@ -331,7 +331,7 @@ def test_cli_and_import_tests(rendered):
     "recipe/install-tensorrt-bindings.sh", "recipe/install-torch-tensorrt.sh",
     "recipe/tests/executorch-consumer/CMakeLists.txt", "recipe/tests/plugin-consumer/CMakeLists.txt",
     "recipe/tests/python-run/run_program.py", "cpp/python/CMakeLists.txt",
-    "tests/fixtures/cpp/two_methods.pte",
+    "tests/fixtures/cpp/two_methods.pte", "tests/fixtures/cpp/add_one_dynamic.pte",
 ])
 def test_recipe_files_exist(path):
     assert (ROOT / path).is_file()

@@ -1,42 +1,49 @@
 """Runs a program from Python through the package's compiled binding.
 
-Torch-free and GPU-free: the project's own writer packs a one-engine
-program whose plan a host-memory Python provider (registered here) runs as
-y = 2 * x + 1 with numpy. The run goes through the compiled binding
-(_native/_compiled) and the plugin in the environment's lib/, found with no
-environment variables; it fails where the binding is missing.
+Torch-free and GPU-free: the program is tests/fixtures/cpp/add_one_dynamic.pte
+(one TensorRTBackend delegate whose plan is a test engine, y = x + 1 for a
+float32 x of [1..8, 4]; docs/test-engine-format.md); a host-memory Python
+provider registered here runs that plan with numpy. tte.load(...).forward(x)
+goes through the compiled binding (_native/_compiled) and the plugin in the
+environment's lib/, found with no environment variables; without the
+binding it raises PluginLoadError.
+
+Usage: python run_program.py [PROGRAM.pte]
 """
 
 import ctypes
-import json
 import math
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 import torch_tensorrt_executorch_runtime as tte
 from torch_tensorrt_executorch_runtime._native import library, methods
-from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
 from torch_tensorrt_executorch_runtime.providers import IoTensor
+from torch_tensorrt_executorch_runtime.testing import MAGIC, parse_test_engine
 
-MAGIC = b"AFFINE-TEST-ENGINE\n"
+PROGRAM = Path("tests/fixtures/cpp/add_one_dynamic.pte")
 
 
-class AffineEngine:
-    """y = scale * x + shift on host memory; x is float32 [1..8, 3]."""
+class AddOneEngine:
+    """The test engine's add_one op on host memory: y = x + 1 (float32)."""
 
-    def __init__(self, scale, shift):
-        self.scale, self.shift = scale, shift
-        self.io_tensors = [IoTensor("x", is_input=True, dtype="float32", rank=2),
-                           IoTensor("y", is_input=False, dtype="float32", rank=2)]
+    def __init__(self, document):
+        self.tensors = document["tensors"]
+        (self.x,) = [t for t in self.tensors if t["is_input"]]
+        (self.y,) = [t for t in self.tensors if not t["is_input"]]
+        assert self.x["dtype"] == self.y["dtype"] == "float32", document
+        profile = self.x["profiles"][0]
+        self.io_tensors = [IoTensor(t["name"], is_input=t["is_input"], dtype=t["dtype"], rank=len(profile["min"]))
+                           for t in self.tensors]
         self.num_profiles = 1
+        self.profile = tuple(tuple(profile[k]) for k in ("min", "opt", "max"))
         self.shape = None
         self.addresses = {}
 
     def profile_shape(self, profile, name):
-        return (1, 3), (2, 3), (8, 3)
+        return self.profile
 
     def set_input_shape(self, name, shape):
         self.shape = tuple(shape)
@@ -49,45 +56,41 @@ class AffineEngine:
 
     def enqueue(self, stream):
         count = math.prod(self.shape)
-        x = np.ctypeslib.as_array((ctypes.c_float * count).from_address(self.addresses["x"]))
-        y = np.ctypeslib.as_array((ctypes.c_float * count).from_address(self.addresses["y"]))
-        y[:] = x * self.scale + self.shift
+        x = np.ctypeslib.as_array((ctypes.c_float * count).from_address(self.addresses[self.x["name"]]))
+        y = np.ctypeslib.as_array((ctypes.c_float * count).from_address(self.addresses[self.y["name"]]))
+        y[:] = x + 1
 
 
-class AffineProvider:
+class TestEngineProvider:
     def deserialize(self, plan, device_id, options):
-        data = bytes(plan)
-        if not data.startswith(MAGIC):
+        if not bytes(plan[: len(MAGIC)]) == MAGIC:
             return None
-        document = json.loads(data[len(MAGIC):])
-        return AffineEngine(document["scale"], document["shift"])
+        document = parse_test_engine(bytes(plan))
+        assert document["op"] == "add_one", document["op"]
+        return AddOneEngine(document)
 
 
-def main() -> int:
+def main(argv) -> int:
+    program_path = Path(argv[1]) if len(argv) > 1 else PROGRAM
     compiled = methods.compiled()  # PluginLoadError where the binding cannot be imported
     print(f"compiled binding: {compiled.__file__}")
     assert Path(compiled.__file__).name.endswith(".abi3.so"), compiled.__file__
     print(f"plugin: {library.plugin_path()}")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "affine.pte"
-        plan = MAGIC + json.dumps({"scale": 2.0, "shift": 1.0}).encode()
-        pack_program(path, [EngineSpec(plan, [TensorSpec("x", "float32", [(1, 2, 8), 3])],
-                                       [TensorSpec("y", "float32", ["x:0", 3])])])
-        name = tte.register_provider(AffineProvider(), name="affine-test", memory="host")
-        try:
-            program = tte.load(path, options={"provider": name})
-            for rows in (2, 5):
-                x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
-                (y,) = program.forward(x)
-                y = np.asarray(y)
-                assert y.shape == (rows, 3), y.shape
-                np.testing.assert_array_equal(y, 2 * x + 1)
-            program.close()
-        finally:
-            tte.unregister_provider(name)
-    print(f"ran a program from Python: y = 2 * x + 1 for [2, 3] and [5, 3] inputs; {methods.stats()}")
+    name = tte.register_provider(TestEngineProvider(), name="py-test-engine", memory="host")
+    try:
+        program = tte.load(program_path, options={"provider": name})
+        for rows in (2, 5):
+            x = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+            (y,) = program.forward(x)
+            y = np.asarray(y)
+            assert y.shape == (rows, 4), y.shape
+            np.testing.assert_array_equal(y, x + 1)
+        program.close()
+    finally:
+        tte.unregister_provider(name)
+    print(f"ran {program_path.name} from Python: y = x + 1 for [2, 4] and [5, 4] inputs; {methods.stats()}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))
