@@ -5,6 +5,7 @@
 # CMake project, an abi3 module for CPython ${TTE_PYTHON_SABI} and later),
 # and what the wheel build adds: the .pte reader's flatbuffer bindings.
 set -euo pipefail
+: "${TTE_PYTHON_SABI:?the lowest CPython of the abi3 binding, e.g. 3.10 (the recipe passes python_min)}"
 
 # The wheel's metadata requires executorch and nvidia-cuda-runtime from PyPI;
 # here the plugin package (run dependency) brings ExecuTorch's runtime and the
