@@ -32,25 +32,7 @@ add_custom_target(tte_pte_schema ALL DEPENDS "${_tte_generated}/program_generate
 install(FILES "${_tte_generated}/__init__.py" "${_tte_generated}/program_generated.py"
         DESTINATION "${TTE_PYTHON_PACKAGE_DIR}/_generated")
 
-# The compiled part of the binding (_native/_compiled): the hot path of a
-# run over the plugin's C API, in C on CPython's limited API, built once as
-# an abi3 module for CPython 3.10 and later. It links neither the plugin
-# (it takes the functions from the copy the binding loaded) nor libpython.
-find_package(Python3 3.10 REQUIRED COMPONENTS Interpreter Development.SABIModule)
-Python3_add_library(tte_python_binding MODULE USE_SABI 3.10 WITH_SOABI
-  "${PROJECT_SOURCE_DIR}/cpp/python/module.c"
-  "${PROJECT_SOURCE_DIR}/cpp/python/dlpack_bridge.c"
-  "${PROJECT_SOURCE_DIR}/cpp/python/output.c"
-  "${PROJECT_SOURCE_DIR}/cpp/python/method.c"
-  "${PROJECT_SOURCE_DIR}/cpp/python/provider_bridge.c")
-set_target_properties(tte_python_binding PROPERTIES
-  OUTPUT_NAME _compiled
-  C_STANDARD 11
-  C_EXTENSIONS ON
-  C_VISIBILITY_PRESET hidden)
-target_include_directories(tte_python_binding PRIVATE "${PROJECT_SOURCE_DIR}/cpp/include")
-# The limited API is the contract: a function outside it must not compile.
-target_compile_options(tte_python_binding PRIVATE -Wall -Wextra -Werror=implicit-function-declaration)
-target_link_libraries(tte_python_binding PRIVATE ${CMAKE_DL_LIBS})
-tte_glibc_compat(tte_python_binding)
-install(TARGETS tte_python_binding LIBRARY DESTINATION "${TTE_PYTHON_PACKAGE_DIR}/_native")
+# The compiled part of the binding (_native/_compiled), an abi3 module:
+# cmake/TtePythonBinding.cmake.
+include(TtePythonBinding)
+tte_python_binding("${TTE_PYTHON_PACKAGE_DIR}/_native")

@@ -6,9 +6,11 @@ $ORIGIN-relative and stay inside the tree, and every NEEDED library must
 resolve, through those entries alone (no LD_LIBRARY_PATH, no system paths),
 to a file inside the tree, except the C library family, which always comes
 from the system. Libraries found that way are checked the same way in turn.
-Reads `readelf` output, so it also checks binaries for another architecture.
+A NEEDED name starting with a --forbid prefix fails the check (an abi3
+extension must not link libpython). Reads `readelf` output, so it also
+checks binaries for another architecture.
 
-Usage: scripts/conda/elf-check.py --root DIR [--machine AArch64] [--system NAME]... FILE...
+Usage: scripts/conda/elf-check.py --root DIR [--machine AArch64] [--system NAME]... [--forbid PREFIX]... FILE...
 Exit status 1 when any check fails; the report names the file and the reason.
 """
 
@@ -58,7 +60,8 @@ def inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def check(files: list[Path], root: Path, machine: str | None, system: set[str]) -> int:
+def check(files: list[Path], root: Path, machine: str | None, system: set[str],
+          forbidden: tuple[str, ...] = ()) -> int:
     """Walk each file's load tree breadth-first, as the loader does."""
     root = root.resolve()
     problems = 0
@@ -74,7 +77,7 @@ def check(files: list[Path], root: Path, machine: str | None, system: set[str]) 
             if path.resolve() in visited:
                 continue
             visited.add(path.resolve())
-            errors, lines, found = inspect(path, root, machine, system, loaded)
+            errors, lines, found = inspect(path, root, machine, system, loaded, forbidden)
             for name, hit in found:
                 loaded.setdefault(name, hit)
                 queue.append(hit)
@@ -89,8 +92,8 @@ def check(files: list[Path], root: Path, machine: str | None, system: set[str]) 
     return problems
 
 
-def inspect(path: Path, root: Path, machine: str | None, system: set[str],
-            loaded: dict[str, Path]) -> tuple[list[str], str, list[tuple[str, Path]]]:
+def inspect(path: Path, root: Path, machine: str | None, system: set[str], loaded: dict[str, Path],
+            forbidden: tuple[str, ...] = ()) -> tuple[list[str], str, list[tuple[str, Path]]]:
     """Errors, a one-line summary and the (name, path) dependencies found in the tree."""
     found_machine, needed, entries, kind = readelf(path)
     errors = []
@@ -109,6 +112,9 @@ def inspect(path: Path, root: Path, machine: str | None, system: set[str],
             dirs.append(where)
     parts, found = [], []
     for name in needed:
+        if name.startswith(forbidden):
+            errors.append(f"links {name}, which it must not")
+            continue
         if name in GLIBC or name in system:
             parts.append(f"{name} (system)")
         elif name in DRIVER:
@@ -136,9 +142,11 @@ def main() -> int:
     parser.add_argument("--machine", help="expected 'Machine:' of readelf -h, e.g. 'AArch64'")
     parser.add_argument("--system", action="append", default=[], metavar="NAME",
                         help="a library the system provides (e.g. libstdc++.so.6 for wheels); repeatable")
+    parser.add_argument("--forbid", action="append", default=[], metavar="PREFIX",
+                        help="a NEEDED name prefix that fails the check (e.g. libpython); repeatable")
     parser.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args()
-    problems = check(args.files, args.root, args.machine, set(args.system))
+    problems = check(args.files, args.root, args.machine, set(args.system), tuple(args.forbid))
     if problems:
         print(f"elf-check: {problems} problem(s)")
         return 1

@@ -5,7 +5,8 @@
 # (native provider on) and ExecuTorch runtime, and installs them into the
 # environment the way the conda packages lay them out (lib/, bin/, include/,
 # lib/cmake/; rpath $ORIGIN), then the Python package the way the recipe's
-# Python output installs it. The build tree is build/conda-env.
+# Python output installs it (with its compiled binding). The build tree is
+# build/conda-env.
 # Usage: pixi run build   (or, in any conda environment: scripts/conda/env-build.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -57,7 +58,11 @@ shutil.copy(cached, dest)
 EOF
 site="$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 log "the Python package into $site"
+# The compiled binding is abi3 for the environment's CPython (the recipe
+# builds it against python_min, whose headers this environment may not have).
+sabi="$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 (cd "$src" && env PREFIX="$CONDA_PREFIX" PYTHON="$(command -v python)" SP_DIR="$site" \
+  TTE_PYTHON_SABI="$sabi" CPU_COUNT="${CPU_COUNT:-$(nproc)}" \
   bash recipe/install-python-package.sh > "$work/python-package.log" 2>&1) \
   || { tail -30 "$work/python-package.log"; log "installing the Python package failed"; exit 1; }
 # The CLI entry point, which conda makes from the recipe at install time.

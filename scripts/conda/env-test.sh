@@ -2,12 +2,14 @@
 # pixi's `test` task: checks the conda-native build of `pixi run build` in
 # the environment it was installed into:
 #   - the C++ unit tests (ctest) of that build;
-#   - every NEEDED library of the installed plugin and tte-run resolves inside
-#     the environment through $ORIGIN-relative entries only (readelf);
+#   - every NEEDED library of the installed plugin, tte-run and the compiled
+#     binding resolves inside the environment through $ORIGIN-relative
+#     entries only, and the binding links no libpython (readelf);
 #   - with nothing inherited from this shell (env -i: no LD_LIBRARY_PATH, no
 #     CONDA_PREFIX), the plugin loads with RTLD_NOW and registers the native
 #     TensorRT provider, tte-run runs a packed program through the host test
-#     provider, and the CLI's doctor and inspect run;
+#     provider, the CLI's doctor and inspect run, and a program runs from
+#     Python through the compiled binding (recipe/tests/python-run);
 #   - C++ programs build against the installed CMake packages and run (the
 #     -devel packages' tests, recipe/tests/).
 # Usage: pixi run test   (or, in any conda environment: scripts/conda/env-test.sh)
@@ -30,8 +32,9 @@ log "C++ unit tests"
 ctest --test-dir "$build" --output-on-failure --parallel "${CPU_COUNT:-$(nproc)}"
 
 log "readelf: the installed binaries find their libraries in the environment"
-python scripts/conda/elf-check.py --root "$prefix" --machine "$machine" "$plugin" \
-  "$prefix/lib/libtte_provider_tensorrt.so" "$prefix/bin/tte-run"
+binding="$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so"
+python scripts/conda/elf-check.py --root "$prefix" --machine "$machine" --forbid libpython "$plugin" \
+  "$prefix/lib/libtte_provider_tensorrt.so" "$prefix/bin/tte-run" "$binding"
 
 clean=(env -i HOME="$HOME" PATH="$prefix/bin:/usr/bin:/bin")
 log "with a clean environment"
@@ -49,6 +52,7 @@ EOF
   tests/fixtures/cpp/add_one.pte --input tests/fixtures/cpp/x_arange_2x4.npy
 "${clean[@]}" "$prefix/bin/torch-tensorrt-executorch" doctor
 "${clean[@]}" "$prefix/bin/torch-tensorrt-executorch" inspect tests/fixtures/cpp/two_methods.pte
+"${clean[@]}" "$prefix/bin/python" recipe/tests/python-run/run_program.py tests/fixtures/cpp/add_one_dynamic.pte
 
 log "C++ programs through the installed CMake packages"
 for consumer in executorch-consumer plugin-consumer; do

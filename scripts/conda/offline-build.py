@@ -17,8 +17,9 @@ rattler-build's relinking and link checks, and runs each output's tests:
 linux-64 CUDA 13.0 also builds torch-tensorrt against the pytorch 2.14
 stand-in (PyPI's torch) and checks what of it runs without a GPU.
 Then, per target, the runtime packages go into a fresh prefix solved from the
-channels, where the installed plugin passes the ELF check and the CLI's
-`doctor` and `inspect` of a packed program run with no environment variables;
+channels, where the installed plugin and the compiled binding pass the ELF
+check, and the CLI's `doctor` and `inspect` of a packed program and a program
+run from Python (recipe/tests/python-run) run with no environment variables;
 and a prefix holding what pixi's default environment declares runs the pixi
 tasks' scripts (scripts/conda/env-build.sh, env-test.sh).
 
@@ -47,8 +48,8 @@ ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "build" / "conda-offline"
 STANDINS = WORK / "standins"
 OUTPUT = WORK / "output"
-# linux-64 CUDA 13.0 first: its job builds the noarch Python package the
-# other targets' installs use, as on conda-forge.
+# linux-64 CUDA 13.0 first: its job builds the linux-64 Python package the
+# CUDA 12.9 install uses, as on conda-forge.
 TARGETS = ["linux-64:13.0", "linux-64:12.9", "linux-aarch64:13.0"]
 PYTHON_VARIANT = "3.11.* *_cpython"
 QEMU = "/usr/bin/qemu-aarch64-static"
@@ -96,6 +97,7 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
             items.append(standins.cross_python_standin(work, platform))
     if "linux-64" not in platforms:
         items += standins.python_standins(work, "linux-64") + standins.python_package_standins(work, "linux-64")
+    items += standins.python_abi3_standins()
     items += standins.pytorch_standin(work)
     standins.build_channel(STANDINS, work, items)
 
@@ -285,9 +287,14 @@ def check_installed(platform: str, cuda: str) -> None:
                          platform, [OUTPUT, STANDINS])
     log(f"{platform} CUDA {cuda}: installed " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records
                                                          if "tensorrt-executorch" in r.name.normalized or "executorch" in r.name.normalized))
+    # The compiled binding (abi3) links no libpython and nothing of the
+    # prefix: it opens the plugin the Python side found in lib/.
+    (binding,) = prefix.glob("lib/python3.*/site-packages/torch_tensorrt_executorch_runtime/_native/_compiled*.so")
     subprocess.run([sys.executable, str(ROOT / "scripts" / "conda" / "elf-check.py"), "--root", str(prefix),
-                    "--machine", ELF_MACHINE[platform], str(prefix / "lib" / "libexecutorch_backend_tensorrt.so"),
-                    str(prefix / "lib" / "libtte_provider_tensorrt.so"), str(prefix / "bin" / "tte-run")], check=True)
+                    "--machine", ELF_MACHINE[platform], "--forbid", "libpython",
+                    str(prefix / "lib" / "libexecutorch_backend_tensorrt.so"),
+                    str(prefix / "lib" / "libtte_provider_tensorrt.so"), str(prefix / "bin" / "tte-run"),
+                    str(binding)], check=True)
     clean = {"PATH": f"{prefix / 'bin'}:/usr/bin:/bin"}
     # aarch64: a shell started with the qemu-user preload runs the entry point
     # (whose #! interpreter is the environment's aarch64 python) under qemu;
@@ -304,6 +311,16 @@ def check_installed(platform: str, cuda: str) -> None:
             print(result.stderr[-3000:])
             raise SystemExit(f"offline-build: torch-tensorrt-executorch {args[0]} failed in {prefix}")
         log(f"{platform} CUDA {cuda}: torch-tensorrt-executorch {args[0]} ran with no environment variables")
+    # A program run from Python through the compiled binding (the package's own test script).
+    result = subprocess.run([*launcher, str(prefix / "bin" / "python"),
+                             str(ROOT / "recipe" / "tests" / "python-run" / "run_program.py"),
+                             str(ROOT / "tests" / "fixtures" / "cpp" / "add_one_dynamic.pte")],
+                            env=env, capture_output=True, text=True, cwd=prefix)
+    print(result.stdout.rstrip())
+    if result.returncode != 0:
+        print(result.stderr[-3000:])
+        raise SystemExit(f"offline-build: running a program from Python failed in {prefix}")
+    log(f"{platform} CUDA {cuda}: a program ran from Python with no environment variables")
 
 
 def pixi_default_specs() -> list[str]:

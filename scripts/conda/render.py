@@ -102,6 +102,8 @@ def render(platform: str, config: str = "variants", variants: VariantConfig | No
             "script": recipe["build"].get("script"),
             "dynamic_linking": recipe["build"].get("dynamic_linking", {}),
             "entry_points": recipe["build"].get("python", {}).get("entry_points", []),
+            # abi3: one build for every CPython (build.python.version_independent).
+            "python_version_independent": bool(recipe["build"].get("python", {}).get("version_independent")),
             "variant": {k: str(v) for k, v in variant.variant.items()},
             "requirements": _requirements(recipe.get("requirements", {})),
             "inherits_from": (recipe.get("inherits_from") or {}).get("cache_name"),
@@ -138,7 +140,8 @@ def main() -> int:
         print(f"{platform} (built on {BUILD_PLATFORM}, {args.config}): {len(outputs)} packages")
         for o in outputs:
             subdir = "noarch" if o["noarch"] else platform
-            print(f"  {o['name']} {o['version']} {o['build_string']} [{subdir}]")
+            abi3 = ", python version independent" if o["python_version_independent"] else ""
+            print(f"  {o['name']} {o['version']} {o['build_string']} [{subdir}{abi3}]")
             for staging in o["staging"]:
                 for section in ("build", "host"):
                     specs = staging["requirements"].get(section, [])

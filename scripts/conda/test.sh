@@ -7,7 +7,8 @@
 #   3. scripts/conda/offline-build.py: the recipe built unchanged for linux-64
 #      (CUDA 12.9, 13.0) and linux-aarch64 (CUDA 13.0, cross, tests under
 #      qemu-user) against stand-ins of conda-forge's packages, every output's
-#      tests, a fresh install running the CLI, and the pixi tasks' scripts.
+#      tests, a fresh install running the CLI and a program from Python, and
+#      the pixi tasks' scripts.
 # Usage: scripts/conda/test.sh [offline-build.py options]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

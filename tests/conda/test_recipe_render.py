@@ -41,9 +41,9 @@ def python_of(output: dict) -> str:
 
 
 def test_each_platform_gets_every_package(rendered):
-    assert {o["name"] for o in rendered["linux-64"]} == ARCH_OUTPUTS | {PYTHON_PACKAGE}
-    # The noarch Python package is built once, in the linux-64 job.
-    assert {o["name"] for o in rendered["linux-aarch64"]} == ARCH_OUTPUTS
+    # The Python package carries the compiled (abi3) binding: one build per platform.
+    for platform in ("linux-64", "linux-aarch64"):
+        assert {o["name"] for o in rendered[platform]} == ARCH_OUTPUTS | {PYTHON_PACKAGE}
 
 
 def test_plugin_cuda_variants_per_platform(rendered, versions):
@@ -185,8 +185,27 @@ def test_only_devel_outputs_carry_run_exports(rendered):
 
 
 def test_python_package(rendered, versions, pyproject):
+    for platform in ("linux-64", "linux-aarch64"):
+        # One build per platform, in the CUDA 13 job, for every CPython >= python_min.
+        (o,) = by_name(rendered[platform], PYTHON_PACKAGE)
+        assert o["variant"]["cuda_compiler_version"] == "13.0"
+        assert "python" not in o["variant"], "the Python package splits by CPython version"
+        assert o["noarch"] is None and o["python_version_independent"] is True
+        assert o["version"] == versions["project"]
+        # conda-forge's abi3 convention: python-abi3 at python_min in host, whose
+        # run_exports give cpython >=python_min; python's own python_abi is ignored.
+        python_min = o["variant"]["python_min"]
+        assert f"python {python_min}.*" in o["requirements"]["host"]
+        assert f"python-abi3 {python_min}.*" in o["requirements"]["host"]
+        assert o["requirements"]["ignore_run_exports"]["by_name"] == ["python_abi"]
+        assert o["script"]["env"]["TTE_PYTHON_SABI"] == python_min
+        build = o["requirements"]["build"]
+        assert f"gcc_{platform} 15.*" in build and "cmake >=3.28" in build
+        if platform == "linux-aarch64":
+            assert "cross-python_linux-aarch64" in build
+    script = (ROOT / "recipe" / "install-python-package.sh").read_text()
+    assert "cmake -S cpp/python" in script and '-DTTE_PYTHON_SABI="${TTE_PYTHON_SABI}"' in script
     (o,) = by_name(rendered["linux-64"], PYTHON_PACKAGE)
-    assert o["noarch"] == "python" and o["version"] == versions["project"]
     scripts = dict(pyproject["project"]["scripts"])
     # The wheel's tte-run execs the runner it ships; in conda, bin/tte-run is
     # the runner itself (libtorch-tensorrt-executorch), so no entry point.
@@ -206,7 +225,7 @@ def test_python_package(rendered, versions, pyproject):
     assert {conda_name[d] for d in wheel_deps} <= set(spec_names(run))
     stripped = re.findall(r"executorch\|nvidia-cuda-runtime", (ROOT / "recipe" / "install-python-package.sh").read_text())
     assert stripped, "install-python-package.sh no longer takes the PyPI-only requirements out"
-    # The plugin is found in the environment's lib/: no symlink in a noarch package.
+    # The plugin is found in the environment's lib/ (library.plugin_path), not through a link.
     assert "ln -s" not in (ROOT / "recipe" / "install-python-package.sh").read_text()
 
 
@@ -294,11 +313,14 @@ def test_every_output_has_tests(rendered):
 def test_cli_and_import_tests(rendered):
     (runtime,) = by_name(rendered["linux-64"], PYTHON_PACKAGE)
     imports = [t["python"]["imports"] for t in runtime["tests"] if "python" in t]
-    assert imports == [["torch_tensorrt_executorch_runtime"]]
+    assert imports == [["torch_tensorrt_executorch_runtime", "torch_tensorrt_executorch_runtime._native._compiled"]]
     scripts = " ".join(str(t["script"]) for t in runtime["tests"] if "script" in t)
     for command in ("torch-tensorrt-executorch --help", "torch-tensorrt-executorch doctor",
-                    "torch-tensorrt-executorch inspect tests/fixtures/cpp/"):
+                    "torch-tensorrt-executorch inspect tests/fixtures/cpp/",
+                    "python tests/python-run/run_program.py tests/fixtures/cpp/add_one_dynamic.pte"):
         assert command in scripts
+    contents = next(t["package_contents"] for t in runtime["tests"] if "package_contents" in t)
+    assert "site-packages/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so" in contents["files"]
     for plugin in by_name(rendered["linux-64"], PLUGIN):
         scripts = " ".join(str(t["script"]) for t in plugin["tests"] if "script" in t)
         assert "tte-run --help" in scripts and "RTLD_NOW" in scripts and "tensorrt-native" in scripts
@@ -308,7 +330,8 @@ def test_cli_and_import_tests(rendered):
     "recipe/build.sh", "recipe/install-executorch-wheel.sh", "recipe/install-python-package.sh",
     "recipe/install-tensorrt-bindings.sh", "recipe/install-torch-tensorrt.sh",
     "recipe/tests/executorch-consumer/CMakeLists.txt", "recipe/tests/plugin-consumer/CMakeLists.txt",
-    "tests/fixtures/cpp/two_methods.pte",
+    "recipe/tests/python-run/run_program.py", "cpp/python/CMakeLists.txt",
+    "tests/fixtures/cpp/two_methods.pte", "tests/fixtures/cpp/add_one_dynamic.pte",
 ])
 def test_recipe_files_exist(path):
     assert (ROOT / path).is_file()
