@@ -184,6 +184,22 @@ TEST_F(SharedEngines, ShareEnginesFalseDeserializesEachLoad) {
   EXPECT_EQ(provider_stats().live_weight_bytes, 8192);
 }
 
+// Loads that refuse host code (untrusted files) share no engine: the cache's
+// key is not a cryptographic digest.
+TEST_F(SharedEngines, LoadsThatRefuseHostCodeShareNothing) {
+  const std::vector<uint8_t> blob = add_one_blob({0}, 4096);
+  et::BackendOptions<2> untrusted;
+  ASSERT_EQ(untrusted.set_option("engine_host_code_allowed", false), Error::Ok);
+  Delegate trusted, a, b;
+  ASSERT_EQ(trusted.init(blob), Error::Ok);
+  ASSERT_EQ(a.init(blob, {}, untrusted.view()), Error::Ok);
+  ASSERT_EQ(b.init(blob, {}, untrusted.view()), Error::Ok);
+  EXPECT_EQ(provider_stats().deserializes, 3u);
+  EXPECT_EQ(runtime_stats().shared_engines, 1u);
+  run_and_check(a, 2, 0.0f);
+  run_and_check(b, 2, 0.0f);
+}
+
 TEST_F(SharedEngines, DifferentPlansOrOptionsAreNotShared) {
   Delegate a, b, c;
   ASSERT_EQ(a.init(add_one_blob({0}, 0, "a")), Error::Ok);

@@ -225,7 +225,12 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
     const bool user_managed = user_managed_memory && TTE_PROVIDER_HAS(abi, device_memory_size) &&
                               TTE_PROVIDER_HAS(abi, set_device_memory);
     load_options.user_managed_device_memory = user_managed ? 1 : 0;
-    const bool shareable = options.share_engines && TTE_PROVIDER_HAS(abi, create_execution_context);
+    // A load that refuses host code treats its file as untrusted, and the
+    // cache's key is a fast digest, not a cryptographic one: a crafted plan
+    // could collide with another's. Such loads neither take an engine from
+    // the cache nor leave theirs in it.
+    const bool shareable = options.share_engines && options.engine_host_code_allowed &&
+                           TTE_PROVIDER_HAS(abi, create_execution_context);
     std::string key;
     TteEngine* engine = nullptr;
     TteError error{};
