@@ -147,6 +147,25 @@ std::string operator_name(const FlatTable& plan, int32_t index) {
   return "'" + printable(name->text()) + "'";
 }
 
+// Calls `visit(chain, index, instruction)` for every instruction of a plan
+// (ExecutionPlan.chains -> Chain.instructions), in order, until it returns a
+// failed status, which is returned.
+template <typename Visit>
+Status for_each_instruction(const FlatTable& plan, const Visit& visit) {
+  const auto chains = plan.field(5);
+  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
+    const auto chain = chains->element(c);
+    const auto instructions = chain ? chain->field(2) : std::nullopt;
+    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
+      const auto instruction = instructions->element(i);
+      if (!instruction) continue;
+      Status status = visit(c, i, *instruction);
+      if (!status.ok()) return status;
+    }
+  }
+  return Status::Ok();
+}
+
 // The kernel calls of a plan whose input tensors mix such a dtype with
 // another: ExecuTorch would abort the process running them. A kernel's
 // output is its last argument (a cast from float8 is not refused).
@@ -157,42 +176,35 @@ Status check_kernel_dtypes(const FlatTable& plan, const FlatTable& values, uint3
   // KernelCall {op_index, args}; ExecutionPlan.operators -> Operator.name.
   constexpr uint8_t kKernelCall = 1;
   constexpr uint8_t kTensorValue = 5;
-  const auto chains = plan.field(5);
-  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
-    const auto chain = chains->element(c);
-    const auto instructions = chain ? chain->field(2) : std::nullopt;
-    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
-      const auto instruction = instructions->element(i);
-      if (!instruction || instruction->scalar<uint8_t>(0, 0) != kKernelCall) continue;
-      const auto call = instruction->field(1);
-      const auto args = call ? call->field(1) : std::nullopt;
-      std::vector<ScalarType> types;
-      bool exotic = false;
-      for (uint32_t a = 0; args && a + 1 < args->length(); ++a) {
-        const auto index = args->int_at(a);
-        if (!index || *index < 0 || static_cast<uint32_t>(*index) >= values.length()) continue;
-        const auto value = values.element(static_cast<uint32_t>(*index));
-        if (!value || value->scalar<uint8_t>(0, 0) != kTensorValue) continue;
-        const auto tensor = value->field(1);
-        const auto type = static_cast<ScalarType>(tensor ? tensor->scalar<int8_t>(0, 0) : 0);
-        exotic = exotic || aborts_when_mixed(type);
-        types.push_back(type);
-      }
-      if (!exotic || std::all_of(types.begin(), types.end(),
-                                 [&](ScalarType t) { return t == types.front(); })) {
-        continue;
-      }
-      std::string mixed;
-      for (ScalarType type : types) {
-        mixed += (mixed.empty() ? "" : ", ") + std::string(et::toString(type));
-      }
-      return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
-                     ", instruction " + std::to_string(i) + " calls " +
-                     operator_name(plan, call->scalar<int32_t>(0, -1)) +
-                     " with tensors of dtypes " + mixed + ", a mix ExecuTorch's kernels abort on");
+  return for_each_instruction(plan, [&](uint32_t c, uint32_t i, const FlatTable& instruction) {
+    if (instruction.scalar<uint8_t>(0, 0) != kKernelCall) return Status::Ok();
+    const auto call = instruction.field(1);
+    const auto args = call ? call->field(1) : std::nullopt;
+    std::vector<ScalarType> types;
+    bool exotic = false;
+    for (uint32_t a = 0; args && a + 1 < args->length(); ++a) {
+      const auto index = args->int_at(a);
+      if (!index || *index < 0 || static_cast<uint32_t>(*index) >= values.length()) continue;
+      const auto value = values.element(static_cast<uint32_t>(*index));
+      if (!value || value->scalar<uint8_t>(0, 0) != kTensorValue) continue;
+      const auto tensor = value->field(1);
+      const auto type = static_cast<ScalarType>(tensor ? tensor->scalar<int8_t>(0, 0) : 0);
+      exotic = exotic || aborts_when_mixed(type);
+      types.push_back(type);
     }
-  }
-  return Status::Ok();
+    if (!exotic || std::all_of(types.begin(), types.end(),
+                               [&](ScalarType t) { return t == types.front(); })) {
+      return Status::Ok();
+    }
+    std::string mixed;
+    for (ScalarType type : types) {
+      mixed += (mixed.empty() ? "" : ", ") + std::string(et::toString(type));
+    }
+    return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
+                   ", instruction " + std::to_string(i) + " calls " +
+                   operator_name(plan, call->scalar<int32_t>(0, -1)) +
+                   " with tensors of dtypes " + mixed + ", a mix ExecuTorch's kernels abort on");
+  });
 }
 
 // Whether a tensor value gets memory when ExecuTorch loads its method
@@ -238,19 +250,13 @@ Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values
       if (index && *index >= 0 && static_cast<uint32_t>(*index) < given.size()) given[*index] = true;
     }
   }
-  const auto chains = plan.field(5);
-  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
-    const auto chain = chains->element(c);
-    const auto instructions = chain ? chain->field(2) : std::nullopt;
-    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
-      const auto instruction = instructions->element(i);
-      const auto move = instruction && instruction->scalar<uint8_t>(0, 0) == kMoveCall
-                            ? instruction->field(1)
-                            : std::nullopt;
-      const int32_t to = move ? move->scalar<int32_t>(1, -1) : -1;
-      if (to >= 0 && static_cast<uint32_t>(to) < given.size()) given[to] = true;
-    }
-  }
+  for_each_instruction(plan, [&](uint32_t, uint32_t, const FlatTable& instruction) {
+    const auto move = instruction.scalar<uint8_t>(0, 0) == kMoveCall ? instruction.field(1)
+                                                                      : std::nullopt;
+    const int32_t to = move ? move->scalar<int32_t>(1, -1) : -1;
+    if (to >= 0 && static_cast<uint32_t>(to) < given.size()) given[to] = true;
+    return Status::Ok();
+  });
   const auto unbacked = [&](int32_t index) {
     if (index < 0 || static_cast<uint32_t>(index) >= values.length() || given[index]) return false;
     const auto value = values.element(static_cast<uint32_t>(index));
@@ -258,41 +264,36 @@ Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values
                                                                              : std::nullopt;
     return tensor && !tensor_has_memory(*tensor);
   };
-  for (uint32_t c = 0; chains && c < chains->length(); ++c) {
-    const auto chain = chains->element(c);
-    const auto instructions = chain ? chain->field(2) : std::nullopt;
-    for (uint32_t i = 0; instructions && i < instructions->length(); ++i) {
-      const auto instruction = instructions->element(i);
-      if (!instruction || instruction->scalar<uint8_t>(0, 0) != kKernelCall) continue;
-      const auto call = instruction->field(1);
-      const auto args = call ? call->field(1) : std::nullopt;
-      for (uint32_t a = 0; args && a < args->length(); ++a) {
-        const int32_t index = args->int_at(a).value_or(-1);
-        std::vector<int32_t> tensors{index};
-        const auto value = index >= 0 && static_cast<uint32_t>(index) < values.length()
-                               ? values.element(static_cast<uint32_t>(index))
-                               : std::nullopt;
-        const uint8_t kind = value ? value->scalar<uint8_t>(0, 0) : 0;
-        if (kind == kTensorList || kind == kOptionalTensorList) {
-          const auto list = value->field(1);
-          const auto items = list ? list->field(0) : std::nullopt;
-          for (uint32_t k = 0; items && k < items->length(); ++k) {
-            tensors.push_back(items->int_at(k).value_or(-1));
-          }
-        }
-        for (const int32_t tensor : tensors) {
-          if (!unbacked(tensor)) continue;
-          return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
-                         ", instruction " + std::to_string(i) + " calls " +
-                         operator_name(plan, call->scalar<int32_t>(0, -1)) + " with value " +
-                         std::to_string(tensor) +
-                         ", a tensor with no memory: neither constant data, planned memory, a "
-                         "data-file entry, nor a method input or output");
+  return for_each_instruction(plan, [&](uint32_t c, uint32_t i, const FlatTable& instruction) {
+    if (instruction.scalar<uint8_t>(0, 0) != kKernelCall) return Status::Ok();
+    const auto call = instruction.field(1);
+    const auto args = call ? call->field(1) : std::nullopt;
+    for (uint32_t a = 0; args && a < args->length(); ++a) {
+      const int32_t index = args->int_at(a).value_or(-1);
+      std::vector<int32_t> tensors{index};
+      const auto value = index >= 0 && static_cast<uint32_t>(index) < values.length()
+                             ? values.element(static_cast<uint32_t>(index))
+                             : std::nullopt;
+      const uint8_t kind = value ? value->scalar<uint8_t>(0, 0) : 0;
+      if (kind == kTensorList || kind == kOptionalTensorList) {
+        const auto list = value->field(1);
+        const auto items = list ? list->field(0) : std::nullopt;
+        for (uint32_t k = 0; items && k < items->length(); ++k) {
+          tensors.push_back(items->int_at(k).value_or(-1));
         }
       }
+      for (const int32_t tensor : tensors) {
+        if (!unbacked(tensor)) continue;
+        return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
+                       ", instruction " + std::to_string(i) + " calls " +
+                       operator_name(plan, call->scalar<int32_t>(0, -1)) + " with value " +
+                       std::to_string(tensor) +
+                       ", a tensor with no memory: neither constant data, planned memory, a "
+                       "data-file entry, nor a method input or output");
+      }
     }
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 Status check_device_arenas(const et::MethodMeta& meta, const std::string& method) {
