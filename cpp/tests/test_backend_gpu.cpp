@@ -9,6 +9,7 @@
 #include <executorch/runtime/backend/options.h>
 
 #include "delegate_harness.h"
+#include "gpu_test_support.h"
 #include "testing/test_provider_api.h"
 
 namespace tte_test {
@@ -16,30 +17,12 @@ namespace {
 
 using et::Error;
 
-#define REQUIRE_GPU()                                                              \
-  do {                                                                             \
-    if (tte_cuda_device_count() == 0) GTEST_SKIP() << "needs a CUDA device (none)"; \
-  } while (0)
-
 TteRuntimeStats stats() {
   TteRuntimeStats s{};
   s.struct_size = sizeof(s);
   tte_get_runtime_stats(&s);
   return s;
 }
-
-// cudaMalloc'd memory, freed at scope end.
-class DeviceMemory {
- public:
-  explicit DeviceMemory(size_t bytes) { EXPECT_EQ(cudaMalloc(&data_, bytes), cudaSuccess); }
-  ~DeviceMemory() { cudaFree(data_); }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
 
 std::vector<float> to_host(const void* device, size_t count) {
   std::vector<float> host(count);

@@ -13,6 +13,7 @@
 #include <executorch/runtime/backend/options.h>
 
 #include "delegate_harness.h"
+#include "gpu_test_support.h"
 #include "testing/test_provider_api.h"
 
 namespace tte_test {
@@ -21,11 +22,6 @@ namespace {
 using et::Error;
 
 constexpr int64_t kMiB = 1 << 20;
-
-#define REQUIRE_GPU()                                                               \
-  do {                                                                              \
-    if (tte_cuda_device_count() == 0) GTEST_SKIP() << "needs a CUDA device (none)"; \
-  } while (0)
 
 int64_t used_device_bytes() {
   cudaDeviceSynchronize();
@@ -45,18 +41,6 @@ std::vector<uint8_t> add_one_blob(const std::string& name, int64_t n, int64_t sc
                            ",\"weight_bytes\":" + std::to_string(weights) + "}";
   return make_blob(blob_metadata({name}, {"y"}), plan);
 }
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) { EXPECT_EQ(cudaMalloc(&data_, bytes), cudaSuccess); }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return data_; }
-
- private:
-  void* data_ = nullptr;
-};
 
 class SharedEnginesGpu : public testing::Test {
  protected:
@@ -81,7 +65,7 @@ class SharedEnginesGpu : public testing::Test {
   static std::vector<float> run_chain(std::vector<std::unique_ptr<Delegate>>& delegates, int64_t n) {
     std::vector<float> host(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 1000) * 0.5f;
-    DeviceBuffer a(n * sizeof(float)), b(n * sizeof(float));
+    DeviceMemory a(n * sizeof(float)), b(n * sizeof(float));
     EXPECT_EQ(cudaMemcpy(a.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     void* in = a.get();
     void* out = b.get();
@@ -190,7 +174,7 @@ TEST_F(SharedEnginesGpu, ThreadsOverlapOnASharedEngine) {
   auto calls_per_second = [&](int threads) {
     std::atomic<int> failures{0};
     auto work = [&](int t) {
-      DeviceBuffer x(n * sizeof(float)), y(n * sizeof(float));
+      DeviceMemory x(n * sizeof(float)), y(n * sizeof(float));
       std::vector<float> host(n, static_cast<float>(t));
       cudaMemcpy(x.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice);
       OwnedTensor xt(ScalarType::Float, {static_cast<int32_t>(n)}, -1, x.get());
