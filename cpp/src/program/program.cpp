@@ -52,10 +52,16 @@ Status Program::open_buffer(const void* data, size_t size, ProgramOptions option
 Status Program::open(const ProgramSource& source, ProgramOptions options,
                      std::shared_ptr<Program>* out) {
   std::shared_ptr<Program> program(new Program());
-  // max_concurrent_runs is the program's, not a backend's: taken out here.
+  // One pass over the options: max_concurrent_runs is the program's, not a
+  // backend's, so it is taken out here; cuda_graphs decides outputs_in_place_.
   std::vector<BackendOptionValue> backend_options;
   for (BackendOptionValue& option : options.backend_options) {
     if (option.key != kMaxConcurrentRunsOption) {
+      // cuda_graphs as TensorRTBackend reads it: the last value given wins;
+      // a value of the wrong type fails the load later, so it counts as on.
+      if (option.backend == TTE_BACKEND_NAME && option.key == kCudaGraphsOption) {
+        program->outputs_in_place_ = !(option.type == TTE_OPTION_STRING || option.int_value != 0);
+      }
       backend_options.push_back(std::move(option));
       continue;
     }
@@ -68,13 +74,6 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
   }
   options.backend_options = std::move(backend_options);
   program->options_ = std::move(options);
-  // As TensorRTBackend reads it: the last value given wins; a value of the
-  // wrong type fails the load later, so it counts as on here.
-  for (const BackendOptionValue& option : program->options_.backend_options) {
-    if (option.backend == TTE_BACKEND_NAME && option.key == kCudaGraphsOption) {
-      program->outputs_in_place_ = !(option.type == TTE_OPTION_STRING || option.int_value != 0);
-    }
-  }
   Status status = open_program(source, program->options_, &program->opened_);
   if (status.ok()) {
     status = program->backend_options_map_.build(program->options_.backend_options);
