@@ -530,9 +530,15 @@ void record_enqueue(void* stream) {
   counters().enqueues.fetch_add(1, std::memory_order_relaxed);
 }
 
-void read_stats(TteTestProviderStats* out) {
+}  // namespace tte::test_engine
+
+// The counters of test_provider_api.h, exported the same by every test
+// provider library.
+extern "C" {
+
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {
   if (out == nullptr) return;
-  const Counters& c = counters();
+  const tte::test_engine::Counters& c = tte::test_engine::counters();
   TteTestProviderStats stats{};
   stats.struct_size = sizeof(TteTestProviderStats);
   stats.last_device_id = c.last_device_id.load(std::memory_order_relaxed);
@@ -556,8 +562,8 @@ void read_stats(TteTestProviderStats* out) {
   std::memcpy(out, &stats, n);
 }
 
-void reset_stats() {
-  Counters& c = counters();
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) {
+  tte::test_engine::Counters& c = tte::test_engine::counters();
   c.deserializes = 0;
   c.destroys = 0;
   c.enqueues = 0;
@@ -574,4 +580,4 @@ void reset_stats() {
   c.last_stream = nullptr;
 }
 
-}  // namespace tte::test_engine
+}  // extern "C"
