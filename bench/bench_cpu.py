@@ -20,8 +20,9 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import p50_us
 
 ELEMENTS = 256
 
@@ -34,15 +35,6 @@ def pack_add_one(folder: Path) -> Path:
     spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [ELEMENTS])], [TensorSpec("y", "float32", ["x:0"])])
     pack_program(path, [spec])
     return path
-
-
-def p50_us(call, calls: int) -> float:
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter_ns()
-        call()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1000.0
 
 
 def main() -> int:
@@ -87,7 +79,7 @@ def main() -> int:
     rounds: dict[str, list[float]] = {name: [] for name in paths}
     for _ in range(args.rounds):
         for name, call in paths.items():
-            rounds[name].append(p50_us(call, args.calls))
+            rounds[name].append(p50_us(call, args.calls, warmup=0))  # warmed up above
     p50 = {name: statistics.median(values) for name, values in rounds.items()}
     baseline = p50["executorch_method_execute"]
 

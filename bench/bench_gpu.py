@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _timing import p50_us
 
 MB64 = 64 << 20
 
@@ -50,15 +51,8 @@ def run_json(cmd: list[str]) -> dict:
     return json.loads(done.stdout)
 
 
-def p50_us(call, runs: int, warmup: int = 50) -> float:
-    for _ in range(warmup):
-        call()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        call()
-        samples.append(time.perf_counter_ns() - start)
-    return statistics.median(samples) / 1000.0
+# Untimed calls before each p50_us measurement.
+WARMUP = 50
 
 
 def tte_run_p50_us(binary: Path, program: Path, provider: Path, runs: int, *extra: str) -> dict:
@@ -87,7 +81,7 @@ class PythonBaselines:
             kernel((1,), (1,), (), stream=stream)
             stream.synchronize()
 
-        return p50_us(call, runs)
+        return p50_us(call, runs, warmup=WARMUP)
 
     def graph_launch_sync_us(self, runs: int) -> float | None:
         stream = self.stream
@@ -102,7 +96,7 @@ class PythonBaselines:
             graph.launch(stream)
             stream.synchronize()
 
-        return p50_us(call, runs)
+        return p50_us(call, runs, warmup=WARMUP)
 
 
 # ---- measurements ------------------------------------------------------------------------
@@ -117,10 +111,10 @@ def program_calls(programs: Path, runs: int) -> dict:
     out = {}
     x = torch.zeros(256, device="cuda")
     null = tte.load(programs / "null_resident.pte")
-    out["run_views_us"] = p50_us(lambda: null.run([x], copy=False), runs)
-    out["forward_owned_us"] = p50_us(lambda: null.forward(x), runs)
+    out["run_views_us"] = p50_us(lambda: null.run([x], copy=False), runs, warmup=WARMUP)
+    out["forward_owned_us"] = p50_us(lambda: null.forward(x), runs, warmup=WARMUP)
     graphs = tte.load(programs / "null_resident.pte", options={"cuda_graphs": True})
-    out["run_cuda_graphs_us"] = p50_us(lambda: graphs.run([x], copy=False), runs)
+    out["run_cuda_graphs_us"] = p50_us(lambda: graphs.run([x], copy=False), runs, warmup=WARMUP)
 
     big = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
     add_one = tte.load(programs / "add_one_device_resident.pte")
@@ -131,15 +125,15 @@ def program_calls(programs: Path, runs: int) -> dict:
         stream.synchronize()
         return y
 
-    out["add_one_1m_forward_us"] = p50_us(lambda: add_one.forward(big), runs)
-    out["add_one_1m_torch_eager_us"] = p50_us(eager, runs)
+    out["add_one_1m_forward_us"] = p50_us(lambda: add_one.forward(big), runs, warmup=WARMUP)
+    out["add_one_1m_torch_eager_us"] = p50_us(eager, runs, warmup=WARMUP)
     null_out = torch.empty(256, device="cuda")
 
     def eager_null():
         torch.add(x, 1, out=null_out)
         stream.synchronize()
 
-    out["torch_add_out_256_us"] = p50_us(eager_null, runs)
+    out["torch_add_out_256_us"] = p50_us(eager_null, runs, warmup=WARMUP)
     return out
 
 
@@ -183,7 +177,7 @@ def python_provider_us(program: Path, runs: int) -> float:
     register_provider(NullProvider(), name="bench-python-null", memory="device", capturable=False)
     program_ = tte.load(program, options={"provider": "bench-python-null"})
     x = torch.zeros(256, device="cuda")
-    return p50_us(lambda: program_.run([x], copy=False), runs)
+    return p50_us(lambda: program_.run([x], copy=False), runs, warmup=WARMUP)
 
 
 def host_staging(programs: Path, runs: int) -> dict:

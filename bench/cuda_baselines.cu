@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "common/percentile.h"
+
 namespace {
 
 __global__ void null_kernel() {}
@@ -87,10 +89,10 @@ std::vector<double> time_calls(int iterations, int warmup, Body&& body) {
   return seconds;
 }
 
-double percentile(std::vector<double> values, double p) {
+// The project's one percentile definition (numpy's linear), over a sorted copy.
+double percentile(std::vector<double> values, double q) {
   std::sort(values.begin(), values.end());
-  size_t index = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
-  return values[index];
+  return tte::percentile(values, q);
 }
 
 double mean(const std::vector<double>& values) {

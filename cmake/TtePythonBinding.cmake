@@ -17,6 +17,7 @@ function(tte_python_binding install_dir)
   cmake_path(ABSOLUTE_PATH _src NORMALIZE)
   Python3_add_library(tte_python_binding MODULE USE_SABI ${TTE_PYTHON_SABI} WITH_SOABI
     "${_src}/python/module.c"
+    "${_src}/python/binding.c"
     "${_src}/python/dlpack_bridge.c"
     "${_src}/python/output.c"
     "${_src}/python/method.c"

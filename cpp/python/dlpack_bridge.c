@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "binding.h"
+#include "dlpack_bridge.h"
 
 #define TYPE_CACHE_SIZE 16
 #define VERSIONED_NAME "dltensor_versioned"

@@ -5,9 +5,13 @@
  * released, owned outputs allocated and returned by the inputs' library. */
 #include <string.h>
 
-#include "binding.h"
+#include "method.h"
+#include "dlpack_bridge.h"
+#include "output.h"
 
 #define STACK_VALUES 8
+
+TteBindingCounters tte_counters;
 
 /* A view (copy=False) output returned by the last run, kept to be returned
  * again while the output has not moved: making a tensor object costs its

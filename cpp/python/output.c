@@ -5,7 +5,7 @@
  * it, it deletes the tensor itself. */
 #include <stdlib.h>
 
-#include "binding.h"
+#include "output.h"
 
 #define VERSIONED_NAME "dltensor_versioned"
 #define LEGACY_NAME "dltensor"

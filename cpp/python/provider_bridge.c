@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binding.h"
+#include "provider_bridge.h"
 
 typedef struct BridgeEngine {
   PyObject* adapter; /* a strong reference */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Static checks that need no build: Python (ruff when installed, else a byte
 # compile), shell scripts (bash -n, shellcheck when installed), C++ formatting
-# (clang-format when installed and a .clang-format exists), and that the
-# manifests parse. Usage: scripts/ci/lint.sh
+# (clang-format when installed and a .clang-format exists), that the
+# manifests parse, and the layering: no import or #include circle, no plugin
+# layer including one above it (check-layers.py). Usage: scripts/ci/lint.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -32,6 +33,8 @@ if [ -n "$clang_format" ] && [ -f .clang-format ]; then
   mapfile -t cpp_files < <(git ls-files -co --exclude-standard 'cpp/*.cpp' 'cpp/*.h' 'cpp/*.cu')
   run "$clang_format" --dry-run --Werror "${cpp_files[@]}"
 fi
+
+run "$py" scripts/ci/check-layers.py
 
 run "$py" - <<'PY'
 import json, tomllib

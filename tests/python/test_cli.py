@@ -214,6 +214,17 @@ def test_run_with_provider_library(programs, host_library):
     assert report["latency"]["p50_ms"] <= report["latency"]["p99_ms"]
 
 
+def test_run_latency_percentiles_are_numpys():
+    """`run` and tte-run print the same percentiles: numpy's linear interpolation
+    (cpp/tests/test_percentile.cpp checks tte-run's side)."""
+    from torch_tensorrt_executorch_runtime.cli.run import latency_summary
+
+    seconds = [0.004, 0.001, 0.008, 0.002, 0.0035, 0.0011, 0.009]
+    summary = latency_summary(seconds)
+    expected = np.percentile(np.array(seconds) * 1e3, [50, 90, 99])
+    assert [summary["p50_ms"], summary["p90_ms"], summary["p99_ms"]] == pytest.approx(list(expected), rel=1e-12)
+
+
 def test_run_with_npy_inputs_text_output(programs, host_library, tmp_path):
     a = np.arange(4, dtype=np.int32)
     np.save(tmp_path / "a.npy", a)

@@ -417,10 +417,4 @@ TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_test_cuda_provider_uncaptu
   return &tte::test_engine::uncapturable_provider();
 }
 
-TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {
-  tte::test_engine::read_stats(out);
-}
-
-TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) { tte::test_engine::reset_stats(); }
-
 }  // extern "C"

@@ -313,10 +313,4 @@ TTE_TEST_PROVIDER_EXPORT const TteEngineProvider* tte_test_host_provider_per_ten
   return &tte::test_engine::per_tensor_provider();
 }
 
-TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {
-  tte::test_engine::read_stats(out);
-}
-
-TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) { tte::test_engine::reset_stats(); }
-
 }  // extern "C"

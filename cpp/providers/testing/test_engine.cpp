@@ -5,19 +5,10 @@
 #include <cstddef>
 #include <cstring>
 
+#include "common/text.h"
+
 namespace tte::test_engine {
 namespace {
-
-std::string dims_text(const int64_t* dims, size_t rank) {
-  std::string out = "[";
-  for (size_t i = 0; i < rank; ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) { return dims_text(dims.data(), dims.size()); }
 
 int64_t product(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -267,7 +258,7 @@ TteStatus Engine::set_input_shape(int32_t index, const int64_t* dims, int32_t ra
   for (int32_t d = 0; d < rank; ++d) {
     if (dims[d] < p.min[d] || dims[d] > p.max[d]) {
       return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                       "set_input_shape: " + describe(spec, index) + " shape " + dims_text(dims, rank) +
+                       "set_input_shape: " + describe(spec, index) + " shape " + format_dims(dims, rank) +
                            " is outside profile " + std::to_string(profile_) + ": dim " + std::to_string(d) +
                            " must be in [" + std::to_string(p.min[d]) + ", " + std::to_string(p.max[d]) + "]");
     }
@@ -335,9 +326,9 @@ TteStatus Engine::check_elementwise(int32_t output, int32_t input, TteError* err
   if (numel_[output] != numel_[input]) {
     return set_error(error, TTE_ERROR_RUNTIME,
                      std::string("enqueue: op '") + op_name(plan_.op) + "' is elementwise, but " +
-                         describe(plan_.tensors[output], output) + " has shape " + dims_text(current_shape(output)) +
+                         describe(plan_.tensors[output], output) + " has shape " + format_dims(current_shape(output)) +
                          " and " + describe(plan_.tensors[input], input) + " has shape " +
-                         dims_text(current_shape(input)));
+                         format_dims(current_shape(input)));
   }
   return TTE_OK;
 }
@@ -346,8 +337,8 @@ TteStatus Engine::check_same_shape(int32_t a, int32_t b, TteError* error) const 
   if (shapes_[a] != shapes_[b]) {
     return set_error(error, TTE_ERROR_RUNTIME,
                      std::string("enqueue: op '") + op_name(plan_.op) + "' needs inputs '" + plan_.tensors[a].name +
-                         "' and '" + plan_.tensors[b].name + "' of one shape, got " + dims_text(shapes_[a]) +
-                         " and " + dims_text(shapes_[b]));
+                         "' and '" + plan_.tensors[b].name + "' of one shape, got " + format_dims(shapes_[a]) +
+                         " and " + format_dims(shapes_[b]));
   }
   return TTE_OK;
 }
@@ -530,9 +521,15 @@ void record_enqueue(void* stream) {
   counters().enqueues.fetch_add(1, std::memory_order_relaxed);
 }
 
-void read_stats(TteTestProviderStats* out) {
+}  // namespace tte::test_engine
+
+// The counters of test_provider_api.h, exported the same by every test
+// provider library.
+extern "C" {
+
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out) {
   if (out == nullptr) return;
-  const Counters& c = counters();
+  const tte::test_engine::Counters& c = tte::test_engine::counters();
   TteTestProviderStats stats{};
   stats.struct_size = sizeof(TteTestProviderStats);
   stats.last_device_id = c.last_device_id.load(std::memory_order_relaxed);
@@ -556,8 +553,8 @@ void read_stats(TteTestProviderStats* out) {
   std::memcpy(out, &stats, n);
 }
 
-void reset_stats() {
-  Counters& c = counters();
+TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) {
+  tte::test_engine::Counters& c = tte::test_engine::counters();
   c.deserializes = 0;
   c.destroys = 0;
   c.enqueues = 0;
@@ -574,4 +571,4 @@ void reset_stats() {
   c.last_stream = nullptr;
 }
 
-}  // namespace tte::test_engine
+}  // extern "C"

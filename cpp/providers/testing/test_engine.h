@@ -126,15 +126,13 @@ void set_common_functions(TteEngineProvider* provider);
 TteStatus execute_steps(TteEngine* engine, const TteEngineExecution* call, TteError* error,
                         TteStatus (*enqueue)(TteEngine*, void*, TteError*));
 
-// The library's counters (test_provider_api.h).
+// The library's counters, exported by test_engine.cpp (test_provider_api.h).
 void record_deserialize(const LoadOptions& options);
 void record_execution_context();
 // Bytes of weights / own scratch allocated (positive) or freed (negative).
 void record_weight_bytes(int64_t delta);
 void record_own_scratch_bytes(int64_t delta);
 void record_enqueue(void* stream);
-void read_stats(TteTestProviderStats* out);
-void reset_stats();
 
 // Runs `body` and turns a C++ exception into a status, so none crosses the ABI.
 template <typename Body>

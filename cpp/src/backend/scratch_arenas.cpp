@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "common/logging.h"
 #include "cuda/cuda_device.h"
+#include "cuda/device_buffers.h"
 
 namespace tte {
 
@@ -100,11 +100,9 @@ void ScratchArenas::free_memory(Arena* arena) {
     return;
   }
   if (arena->device < 0) {
-    std::free(arena->memory);
+    AlignedHostMemory::free(arena->memory, arena->device);
   } else {
-    DeviceGuard guard(arena->device);
-    cudaFree(arena->memory);
-    cudaGetLastError();
+    DeviceMemory::free(arena->memory, arena->device);
   }
   {
     std::lock_guard<std::mutex> lock(bytes_mutex_);
@@ -131,8 +129,7 @@ Status ScratchArenas::reserve(Arena* arena, int64_t bytes) {
   free_memory(arena);
   void* memory = nullptr;
   if (arena->device < 0) {
-    memory = std::aligned_alloc(256, static_cast<size_t>(size));
-    if (memory == nullptr) {
+    if (AlignedHostMemory::allocate(&memory, static_cast<size_t>(size)) != cudaSuccess) {
       return Status(TTE_ERROR_OUT_OF_MEMORY,
                     "could not allocate " + std::to_string(size) + " bytes of host scratch memory");
     }
@@ -141,7 +138,7 @@ Status ScratchArenas::reserve(Arena* arena, int64_t bytes) {
     // setDeviceMemoryV2's memory (NvInferRuntime.h, IExecutionContext::
     // setDeviceMemoryV2: "The memory must be aligned with CUDA memory
     // alignment property").
-    const cudaError_t allocated = cudaMalloc(&memory, static_cast<size_t>(size));
+    const cudaError_t allocated = DeviceMemory::allocate(&memory, static_cast<size_t>(size));
     if (allocated != cudaSuccess) {
       return cuda_failure(allocated, "allocating " + std::to_string(size) +
                                          " bytes of scratch memory on cuda:" +

@@ -1,22 +1,17 @@
 #include "tools/tte_run/report.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "common/dtypes.h"
+#include "common/percentile.h"
 #include "common/text.h"
 
 namespace tte::tools {
 
 namespace {
-
-double percentile(std::vector<double> sorted, double fraction) {
-  const size_t rank = static_cast<size_t>(std::ceil(fraction * sorted.size()));
-  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
 
 void print_json(const Arguments& args, const std::string& method,
                 const std::vector<InputValue>& inputs, const std::vector<HostOutput>& host,

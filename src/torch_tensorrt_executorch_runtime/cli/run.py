@@ -147,7 +147,7 @@ def _summary(value) -> dict:
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
-    """Linear interpolation between the closest ranks (numpy's default)."""
+    """Linear interpolation between the closest ranks (numpy's default), as tte-run computes it."""
     position = (len(sorted_values) - 1) * q
     low, high = math.floor(position), math.ceil(position)
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
