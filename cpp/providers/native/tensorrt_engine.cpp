@@ -10,12 +10,13 @@
 #include "native/data_types.h"
 #include "native/plan_header.h"
 #include "native/tensorrt_logger.h"
+#include "native/weight_streaming.h"
 
 namespace tte::native {
 namespace {
 
-// Older TensorRT 10 releases lack the KV-cache aliasing query and the V2
-// weight-streaming calls; detected rather than tied to version numbers.
+// Older TensorRT 10 releases lack the KV-cache aliasing query; detected
+// rather than tied to version numbers.
 template <typename Engine, typename = void>
 struct HasAliasing : std::false_type {};
 template <typename Engine>
@@ -23,86 +24,12 @@ struct HasAliasing<Engine, std::void_t<decltype(std::declval<const Engine&>()
                                                     .getAliasedInputTensor(""))>>
     : std::true_type {};
 
-template <typename Engine, typename = void>
-struct HasWeightStreamingV2 : std::false_type {};
-template <typename Engine>
-struct HasWeightStreamingV2<
-    Engine, std::void_t<decltype(std::declval<Engine&>().setWeightStreamingBudgetV2(
-                            int64_t{}))>> : std::true_type {};
-
 template <typename Engine>
 const char* aliased_input_of(const Engine& engine, const char* output) {
   if constexpr (HasAliasing<Engine>::value) {
     return engine.getAliasedInputTensor(output);
   } else {
     return nullptr;
-  }
-}
-
-// Sets `*streaming` when weights stay in host memory and stream in.
-template <typename Engine>
-Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
-                    const ProviderEnvironment& environment, bool* streaming) {
-  *streaming = false;
-  if (request.has_budget && request.budget < 0) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "weight_streaming_budget must be a byte count >= 0, got " +
-                      std::to_string(request.budget));
-  }
-  if constexpr (!HasWeightStreamingV2<Engine>::value) {
-    if (request.has_budget) {
-      TTE_NATIVE_LOG(environment, WARNING,
-                     "weight_streaming_budget ignored: the TensorRT %s headers this provider was "
-                     "built with have no setWeightStreamingBudgetV2",
-                     tensorrt_header_version());
-    }
-    return Status::Ok();
-  } else {
-    const int64_t streamable = engine.getStreamableWeightsSize();
-    if (streamable <= 0) {
-      if (request.has_budget) {
-        TTE_NATIVE_LOG(environment, WARNING,
-                       "weight_streaming_budget of %lld bytes ignored: the engine has no "
-                       "streamable weights (build it with weight streaming enabled); all its "
-                       "weights stay on the device",
-                       static_cast<long long>(request.budget));
-      }
-      return Status::Ok();
-    }
-    // TensorRT caps a budget above the streamable size itself; clamping here
-    // keeps the logged figure true.
-    const int64_t budget = request.has_budget ? std::min(request.budget, streamable)
-                                              : engine.getWeightStreamingAutomaticBudget();
-    TensorRtLogger::clear_thread_error();
-    if (!engine.setWeightStreamingBudgetV2(budget)) {
-      if (request.has_budget) {
-        return Status(TTE_ERROR_RUNTIME,
-                      "TensorRT refused a weight streaming budget of " + std::to_string(budget) +
-                          " bytes (streamable weights: " + std::to_string(streamable) +
-                          " bytes)" + tensorrt_reason());
-      }
-      // Budget 0 streams every weight: the least device memory, always valid.
-      TTE_NATIVE_LOG(environment, WARNING,
-                     "TensorRT refused its automatic weight streaming budget of %lld bytes; "
-                     "streaming all weights (budget 0)%s",
-                     static_cast<long long>(budget), tensorrt_reason().c_str());
-      TensorRtLogger::clear_thread_error();
-      if (!engine.setWeightStreamingBudgetV2(0)) {
-        return Status(TTE_ERROR_RUNTIME,
-                      "TensorRT refused weight streaming budgets of " + std::to_string(budget) +
-                          " (automatic) and 0 bytes" + tensorrt_reason());
-      }
-    }
-    const int64_t applied = engine.getWeightStreamingBudgetV2();
-    *streaming = applied < streamable;
-    TTE_NATIVE_LOG(environment, INFO,
-                   "weight streaming: budget %lld of %lld streamable bytes (%s), scratch %lld "
-                   "bytes",
-                   static_cast<long long>(applied),
-                   static_cast<long long>(streamable),
-                   request.has_budget ? "requested" : "automatic",
-                   static_cast<long long>(engine.getWeightStreamingScratchMemorySize()));
-    return Status::Ok();
   }
 }
 
