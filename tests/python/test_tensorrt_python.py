@@ -91,13 +91,15 @@ def make_module(
     stream_capturable=None,
     runtime_cache=False,
     plugins=False,
+    shared_registry=False,
 ):
     """A module with the parts of TensorRT's Python API the provider uses.
 
     formats: tensor -> TensorFormat (adds TensorFormat, as the full module has);
     locations: tensor -> TensorLocation; vectorized: tensor -> vectorized dim
     (lean-style modules without TensorFormat); dynamic_outputs: outputs whose
-    shape stays unknown; stream_capturable: TensorRT-RTX's answer.
+    shape stays unknown; stream_capturable: TensorRT-RTX's answer;
+    shared_registry: every runtime hands back one plugin registry.
     """
     module = types.ModuleType(name)
     module.__version__ = "11.1.0"
@@ -252,6 +254,8 @@ def make_module(
             module.calls.append(("load_library", path))
             return None if "missing" in path else object()
 
+    registry = PluginRegistry()
+
     class Runtime:
         created = 0
 
@@ -261,7 +265,7 @@ def make_module(
             self.engine_host_code_allowed = False
             self.num_DLA_cores = dla_cores
             self.DLA_core = -1
-            self.registry = PluginRegistry()
+            self.registry = registry if shared_registry else PluginRegistry()
             module.runtime = self
 
         def get_plugin_registry(self):
@@ -556,6 +560,20 @@ def test_plugin_libraries_load_once_per_runtime(install):
     assert trt.calls.count(("init_plugins", "")) == 1, "TensorRT's own plugins, once per module"
     with pytest.raises(InvalidArgumentError, match="could not load plugin library '/missing.so'"):
         provider.deserialize(memoryview(PLAN), 0, options(plugin_libraries=("/missing.so",)))
+
+
+# A registry refuses a library whose plugins it holds already
+# (NvInferRuntimeCommon.h:133-134), and the runtimes of two devices may hand
+# back one registry (getPluginRegistry, NvInferRuntime.h:2105): a library is
+# loaded once per registry, not once per runtime.
+@pytest.mark.parametrize("shared", [True, False])
+def test_plugin_libraries_load_once_per_registry(install, shared):
+    (trt,) = install(make_module("tensorrt", shared_registry=shared))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 2, synchronize=lambda: None)
+    for device in (0, 1, 0, 1):
+        provider.deserialize(memoryview(PLAN), device, options(device_id=device, plugin_libraries=("/opt/p/libmine.so",)))
+    assert trt.Runtime.created == 2
+    assert trt.calls.count(("load_library", "/opt/p/libmine.so")) == (1 if shared else 2)
 
 
 # TensorRT-RTX compiles kernels at load; its runtime cache keeps them

@@ -143,6 +143,7 @@ class TensorRTProvider:
         self._runtimes: dict[tuple[str, int], _Runtime] = {}
         self._loggers: dict[str, object] = {}
         self._plugins_initialized: set[str] = set()
+        self._plugin_libraries = _PluginLibraries()
         self._errors = threading.local()
 
     # TensorRT's logger: forward to ours, and remember errors so that a
@@ -251,7 +252,7 @@ class TensorRTProvider:
         for name, module in self._import():
             runtime = self._runtime(name, module, device_id)
             with runtime.lock, self._collect_errors() as errors:
-                runtime.apply(name, options)
+                runtime.apply(name, options, self._plugin_libraries)
                 engine = runtime.trt.deserialize_cuda_engine(plan)
             if engine is not None:
                 return TensorRTEngine(name, module, engine, options, self)
@@ -268,15 +269,41 @@ class TensorRTProvider:
         )
 
 
+class _PluginLibraries:
+    """The plugin libraries loaded into each plugin registry, which runtimes may share.
+
+    A registry refuses a library whose plugins it already holds ("will fail and return nullptr if any of the
+    plugins are already registered", NvInferRuntimeCommon.h:133-134), and the runtimes of two devices can hand
+    back the same registry, so a library is loaded once per registry, not once per runtime.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        # id(registry) -> (the registry, kept alive so that its id is not reused; the paths loaded into it)
+        self._loaded: dict[int, tuple[object, set[str]]] = {}
+
+    def load(self, name: str, registry, paths: Sequence[str]) -> None:
+        with self._lock:
+            _, loaded = self._loaded.setdefault(id(registry), (registry, set()))
+            for path in paths:
+                if path in loaded:
+                    continue
+                if registry.load_library(path) is None:
+                    raise InvalidArgumentError(
+                        f"{name} could not load plugin library '{path}' (load option plugin_libraries): the file "
+                        "is missing, is not a TensorRT plugin library, or registers a plugin already registered"
+                    )
+                loaded.add(path)
+
+
 class _Runtime:
     """One TensorRT runtime and the settings its next deserialize needs (runtime state, not per engine)."""
 
     def __init__(self, trt_runtime):
         self.trt = trt_runtime
         self.lock = threading.Lock()
-        self.plugin_libraries: set[str] = set()
 
-    def apply(self, name: str, options: EngineLoadOptions) -> None:
+    def apply(self, name: str, options: EngineLoadOptions, plugin_libraries: _PluginLibraries) -> None:
         # Version-compatible plans embed the lean runtime as host code, which
         # TensorRT runs only when allowed (NvInferRuntime.h:2139,
         # setEngineHostCodeAllowed, default false); trtexec and Polygraphy
@@ -293,15 +320,8 @@ class _Runtime:
             self.trt.DLA_core = int(options.dla_core)
         elif hasattr(self.trt, "DLA_core"):
             self.trt.DLA_core = -1
-        for path in options.plugin_libraries:
-            if path in self.plugin_libraries:
-                continue
-            if self.trt.get_plugin_registry().load_library(path) is None:
-                raise InvalidArgumentError(
-                    f"{name} could not load plugin library '{path}' (load option plugin_libraries): the file is "
-                    "missing, is not a TensorRT plugin library, or registers a plugin already registered"
-                )
-            self.plugin_libraries.add(path)
+        if options.plugin_libraries:
+            plugin_libraries.load(name, self.trt.get_plugin_registry(), options.plugin_libraries)
 
 
 def _is_host_location(trt, engine, name: str) -> bool:
