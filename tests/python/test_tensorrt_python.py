@@ -264,9 +264,18 @@ def make_module(
             module.logger = logger
             self.engine_host_code_allowed = False
             self.num_DLA_cores = dla_cores
-            self.DLA_core = -1
+            self._dla_core = -1
             self.registry = registry if shared_registry else PluginRegistry()
             module.runtime = self
+
+        @property
+        def DLA_core(self):  # noqa: N802 (TensorRT's name)
+            return self._dla_core
+
+        @DLA_core.setter
+        def DLA_core(self, core):  # noqa: N802
+            module.calls.append(("set_dla_core", core))
+            self._dla_core = core
 
         def get_plugin_registry(self):
             return self.registry
@@ -542,13 +551,22 @@ def test_safety_engines_are_refused(install):
 
 
 # setDLACore (NvInferRuntime.h:1877) does nothing when the core does not
-# exist: refused instead.
+# exist: refused instead. Its range is [0, getNbDlaCores()) (:1867): -1,
+# the runtime's initial value (:1865), is set back only after a core was.
 def test_dla_core(install):
     (trt,) = install(make_module("tensorrt", dla_cores=2))
     load(dla_core=1)
     assert trt.runtime.DLA_core == 1
     with pytest.raises(InvalidArgumentError, match="dla_core=2: this device has 2 DLA core"):
         load(dla_core=2)
+
+
+def test_dla_core_is_reset_only_after_one_was_set(install):
+    (trt,) = install(make_module("tensorrt", dla_cores=2))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1, synchronize=lambda: None)
+    for core in (None, None, 1, None, None):
+        provider.deserialize(memoryview(PLAN), 0, options(dla_core=core))
+    assert [c for c in trt.calls if c[0] == "set_dla_core"] == [("set_dla_core", 1), ("set_dla_core", -1)]
 
 
 def test_plugin_libraries_load_once_per_runtime(install):

@@ -21,8 +21,16 @@ Status DeviceRuntime::apply(const RuntimeSettings& settings) {
                         std::to_string(cores) + " DLA core(s)" +
                         (cores == 0 ? " (DLA exists on Jetson AGX/NX modules only)" : ""));
     }
+    runtime->setDLACore(settings.dla_core);
+    dla_core = settings.dla_core;
+  } else if (dla_core != -1) {
+    // Back to the runtime's initial -1 ("Defaults to -1", NvInferRuntime.h:1865)
+    // only after a core was set: the documented range of setDLACore is
+    // [0,getNbDlaCores()) (:1867), so -1 is not passed to a runtime that
+    // never had a core.
+    runtime->setDLACore(-1);
+    dla_core = -1;
   }
-  runtime->setDLACore(settings.dla_core);
   return plugin_libraries->load(*runtime, settings.plugin_libraries);
 }
 

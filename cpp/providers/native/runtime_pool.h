@@ -38,6 +38,8 @@ struct DeviceRuntime {
   // Deserializations on one runtime run one at a time, with the settings
   // applied right before (they are runtime state, not per engine).
   std::mutex mutex;
+  // The core last set on this runtime; -1: none set (TensorRT's default).
+  int32_t dla_core = -1;
   // The pool's record of plugin libraries, per registry (shared by runtimes).
   std::shared_ptr<PluginLibraries> plugin_libraries;
 

@@ -302,6 +302,7 @@ class _Runtime:
     def __init__(self, trt_runtime):
         self.trt = trt_runtime
         self.lock = threading.Lock()
+        self.dla_core = -1  # the core last set on this runtime; -1: never set (TensorRT's default)
 
     def apply(self, name: str, options: EngineLoadOptions, plugin_libraries: _PluginLibraries) -> None:
         # Version-compatible plans embed the lean runtime as host code, which
@@ -318,8 +319,13 @@ class _Runtime:
                     + (" (DLA exists on Jetson AGX/NX modules only)" if cores == 0 else "")
                 )
             self.trt.DLA_core = int(options.dla_core)
-        elif hasattr(self.trt, "DLA_core"):
+            self.dla_core = int(options.dla_core)
+        elif self.dla_core != -1:
+            # Back to TensorRT's default, -1, only after a core was set: the
+            # documented range of setDLACore is [0, getNbDlaCores())
+            # (NvInferRuntime.h:1867), and -1 is only its initial value (:1865).
             self.trt.DLA_core = -1
+            self.dla_core = -1
         if options.plugin_libraries:
             plugin_libraries.load(name, self.trt.get_plugin_registry(), options.plugin_libraries)
 
