@@ -510,6 +510,13 @@ def test_capturable(install):
     assert load(budget=1 << 20).capturable(7) is True
     install(make_module("tensorrt_rtx", stream_capturable=False))
     assert load("tensorrt_rtx").capturable(7) is False
+    install(make_module("tensorrt_rtx", stream_capturable=True))
+    assert load("tensorrt_rtx").capturable(7) is True
+    # TensorRT-RTX: not capturable unless the engine says so.
+    install(make_module("tensorrt_rtx"))
+    assert load("tensorrt_rtx").capturable(7) is False
+    install(make_module("tensorrt"))
+    assert load().capturable(7) is True, "TensorRT itself is capturable with its weights resident"
 
 
 # What the backend cannot bind is refused at load, as the native provider

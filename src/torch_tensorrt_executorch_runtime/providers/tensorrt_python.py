@@ -573,9 +573,14 @@ class TensorRTEngine:
         """Whether this enqueue may be captured into a CUDA graph now."""
         if self.streams_weights:
             return False
-        # TensorRT-RTX says per context and stream (lazy kernels, allocation).
+        # TensorRT-RTX says per context and stream (lazy kernels, allocation):
+        # not capturable unless the engine says so, so a binding without the
+        # question answers no. TensorRT itself captures whenever weights are
+        # resident.
         ask = getattr(self._context, "is_stream_capturable", None)
-        return True if ask is None else bool(ask(stream or 0))
+        if ask is None:
+            return self._module_name != "tensorrt_rtx"
+        return bool(ask(stream or 0))
 
     def enqueue(self, stream: int | None) -> None:
         with _nvtx_range(f"TensorRTBackend enqueue ({self._module_name})"):
