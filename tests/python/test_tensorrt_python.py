@@ -21,6 +21,7 @@ import pytest
 from torch_tensorrt_executorch_runtime.errors import (
     ExecutionError,
     InvalidArgumentError,
+    InvalidProgramError,
     MissingPackageError,
     NoDeviceError,
     NotAcceptedError,
@@ -99,7 +100,8 @@ def make_module(
     locations: tensor -> TensorLocation; vectorized: tensor -> vectorized dim
     (lean-style modules without TensorFormat); dynamic_outputs: outputs whose
     shape stays unknown; stream_capturable: TensorRT-RTX's answer;
-    shared_registry: every runtime hands back one plugin registry.
+    shared_registry: every runtime hands back one plugin registry. A tensor's
+    profile ranges None: get_tensor_profile_shape raises; []: it answers empty.
     """
     module = types.ModuleType(name)
     module.__version__ = "11.1.0"
@@ -205,7 +207,10 @@ def make_module(
             return self._find(name)[3]
 
         def get_tensor_profile_shape(self, name, profile):
-            return self._find(name)[4][0]
+            ranges = self._find(name)[4]
+            if ranges is None:
+                raise RuntimeError(f"no profile ranges for '{name}'")
+            return ranges[0] if ranges else []
 
         def is_shape_inference_io(self, name):
             return False
@@ -540,6 +545,25 @@ def test_vectorized_formats_are_refused_without_the_format_enum(install):
 def test_host_memory_tensors_are_refused(install):
     install(make_module("tensorrt", locations={"x": TensorLocation.HOST}))
     with pytest.raises(NotSupportedError, match="'x' lives in host memory"):
+        load()
+
+
+# Engines without dynamic inputs may define no profile ranges: a static
+# input ranges over its own shape, as in the native provider; a dynamic one
+# without a range is refused.
+@pytest.mark.parametrize("ranges", [None, []], ids=["raises", "empty"])
+def test_static_inputs_without_profile_ranges_use_their_shape(install, ranges):
+    tensors = [
+        ("x", TensorIOMode.INPUT, DataType.FLOAT, (2, 4), ranges),
+        ("y", TensorIOMode.OUTPUT, DataType.FLOAT, (2, 4), None),
+    ]
+    (trt,) = install(make_module("tensorrt", tensors))
+    engine = load()
+    assert engine.profile_shape(1, "x") == ((2, 4), (2, 4), (2, 4))
+    assert ("set_input_shape", "x", (2, 4)) in trt.calls, "the data-dependence check sets the static shape"
+    tensors[0] = ("x", TensorIOMode.INPUT, DataType.FLOAT, (-1, 4), ranges)
+    install(make_module("tensorrt", tensors))
+    with pytest.raises(InvalidProgramError, match=r"dynamic input 'x' \(\[-1, 4\]\) no shape range"):
         load()
 
 

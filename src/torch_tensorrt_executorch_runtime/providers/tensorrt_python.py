@@ -528,7 +528,7 @@ class TensorRTEngine:
         context = self._contexts[0]
         for tensor in self.io_tensors:
             if tensor.is_input:
-                largest = tuple(int(d) for d in self._engine.get_tensor_profile_shape(tensor.name, 0)[2])
+                largest = self.profile_shape(0, tensor.name)[2]
                 if not context.set_input_shape(tensor.name, largest):
                     raise InvalidProgramError(f"TensorRT refused the largest shape {list(largest)} of input '{tensor.name}'")
         for tensor in self.io_tensors:
@@ -545,8 +545,21 @@ class TensorRTEngine:
         return self._contexts[self._profile]
 
     def profile_shape(self, profile: int, name: str):
-        shapes = self._engine.get_tensor_profile_shape(name, profile)
-        return tuple(tuple(int(d) for d in dims) for dims in shapes)
+        """(min, opt, max) of input `name` in `profile`. Engines without dynamic inputs may define no profile
+        ranges: a static input then ranges over its own shape, as in the native provider."""
+        shape = tuple(int(d) for d in self._engine.get_tensor_shape(name))
+        try:
+            shapes = self._engine.get_tensor_profile_shape(name, profile)
+        except (RuntimeError, ValueError, IndexError):
+            shapes = ()
+        ranges = tuple(tuple(int(d) for d in dims) for dims in shapes or ())
+        if len(ranges) == 3 and all(len(dims) == len(shape) for dims in ranges):
+            return ranges
+        if all(d >= 0 for d in shape):
+            return shape, shape, shape
+        raise InvalidProgramError(
+            f"TensorRT gives dynamic input '{name}' ({list(shape)}) no shape range in optimization profile {profile}"
+        )
 
     def select_profile(self, profile: int, stream: int | None) -> None:
         if not 0 <= profile < len(self._contexts):
