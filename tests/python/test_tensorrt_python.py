@@ -525,7 +525,7 @@ def test_capturable(install):
 
 
 # What the backend cannot bind is refused at load, as the native provider
-# does: vectorized or channel-last formats (NvInferRuntime.h:1421, kLINEAR
+# does: vectorized or channel-last formats (NvInferRuntime.h:1428, kLINEAR
 # only), host-memory tensors (getTensorLocation, :3105), outputs whose shape
 # depends on data (getTensorShape -1 after every input is set, :4139).
 def test_non_linear_formats_are_refused(install):

@@ -1,8 +1,12 @@
 """The Python TensorRT provider: runs engines through TensorRT's Python API.
 
-Registered at import as `tensorrt-python` when the plugin has no native
-TensorRT provider. It needs no TensorRT headers at build time and works with
-whichever TensorRT runtime is installed. Modules are tried in this order:
+Registered at import as `tensorrt-python`: beside the native provider
+(`tensorrt-native`, which the backend asks first) when one of the modules
+below is installed, for TensorRT-RTX and plans the native provider does not
+take; and always when the wheel has no native provider, where without a
+module it answers with what to install. It needs no TensorRT headers at build
+time and works with whichever TensorRT runtime is installed. Modules are
+tried in this order:
 
 1. `tensorrt`          (pip install tensorrt-cu13): every engine built by its minor version;
 2. `tensorrt_lean`     (pip install tensorrt-lean-cu13): version-compatible engines only;
@@ -337,7 +341,7 @@ def _is_host_location(trt, engine, name: str) -> bool:
 
 
 def _format_problem(trt, engine, name: str, profile: int) -> str | None:
-    """Why tensor `name` is not linear in `profile` (NvInferRuntime.h:1421 kLINEAR), or None."""
+    """Why tensor `name` is not linear in `profile` (NvInferRuntime.h:1428 kLINEAR), or None."""
     tensor_format = getattr(trt, "TensorFormat", None)
     describe = getattr(engine, "get_tensor_format_desc", None)
     desc = describe(name, profile) if describe is not None else ""
