@@ -158,10 +158,14 @@ add_library(tte_native_tensorrt_provider OBJECT
   providers/native/plan_header.cpp
   providers/native/tensorrt_logger.cpp
   providers/native/runtime_pool.cpp
-  providers/native/tensorrt_engine.cpp)
+  providers/native/tensorrt_engine.cpp
+  # The plugin's device count and DeviceGuard (CUDA runtime only), compiled
+  # into the provider too: it is a library of its own and links no part of
+  # the plugin.
+  src/cuda/cuda_device.cpp)
 target_include_directories(tte_native_tensorrt_provider
   PUBLIC ${TTE_PUBLIC_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/providers
-         # common/status.h (header-only), the one status type
+         # common/status.h and common/text.h (header-only), cuda/cuda_device.h
          ${CMAKE_CURRENT_SOURCE_DIR}/src
   PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_INCLUDE_DIRECTORIES>)
 target_compile_definitions(tte_native_tensorrt_provider
