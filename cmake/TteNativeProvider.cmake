@@ -91,10 +91,19 @@ if(NOT "${_tte_trt_query}" STREQUAL "${TTE_TENSORRT_QUERY}")
   set(TTE_TENSORRT_QUERY "${_tte_trt_query}" CACHE INTERNAL "What TensorRT was last searched with")
 endif()
 
+# The roots above are paths on this machine. A cross build's toolchain
+# (cmake/aarch64-linux-gnu.cmake) sets CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY,
+# which would look for them only inside its sysroots; TensorRT's headers do
+# not depend on the target architecture, so the roots are searched inside
+# the sysroots first (as before) and then as given. The system paths keep
+# the toolchain's mode.
 find_path(TTE_TENSORRT_INCLUDE_DIR NvInferRuntime.h
   HINTS ${_tte_trt_roots}
   PATH_SUFFIXES ${_tte_trt_include_suffixes}
-  ${_tte_trt_search})
+  NO_DEFAULT_PATH CMAKE_FIND_ROOT_PATH_BOTH)
+if(NOT TTE_TENSORRT_INCLUDE_DIR AND NOT _tte_trt_search STREQUAL "NO_DEFAULT_PATH")
+  find_path(TTE_TENSORRT_INCLUDE_DIR NvInferRuntime.h PATH_SUFFIXES ${_tte_trt_include_suffixes})
+endif()
 if(NOT TTE_TENSORRT_INCLUDE_DIR)
   if(_tte_trt_roots)
     list(JOIN _tte_trt_roots ", " _tte_trt_where)
@@ -158,10 +167,14 @@ add_library(tte_native_tensorrt_provider OBJECT
   providers/native/plan_header.cpp
   providers/native/tensorrt_logger.cpp
   providers/native/runtime_pool.cpp
-  providers/native/tensorrt_engine.cpp)
+  providers/native/tensorrt_engine.cpp
+  # The plugin's device count and DeviceGuard (CUDA runtime only), compiled
+  # into the provider too: it is a library of its own and links no part of
+  # the plugin.
+  src/cuda/cuda_device.cpp)
 target_include_directories(tte_native_tensorrt_provider
   PUBLIC ${TTE_PUBLIC_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/providers
-         # common/status.h (header-only), the one status type
+         # common/status.h and common/text.h (header-only), cuda/cuda_device.h
          ${CMAKE_CURRENT_SOURCE_DIR}/src
   PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_INCLUDE_DIRECTORIES>)
 target_compile_definitions(tte_native_tensorrt_provider

@@ -285,7 +285,7 @@ TEST(NativeTensorRtLibrary, PrefersThePipFullRuntimeThenLean) {
   FakeSite site;
   site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
   const std::string full = site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(fs::canonical(library.path()), fs::canonical(full));
   EXPECT_FALSE(library.lean());
@@ -296,7 +296,7 @@ TEST(NativeTensorRtLibrary, PrefersThePipFullRuntimeThenLean) {
 TEST(NativeTensorRtLibrary, TakesTheLeanRuntimeWhenItIsTheOnlyOne) {
   FakeSite site;
   site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(ends_with(library.path(), "tensorrt_lean_libs/" + kLean)) << library.path();
   EXPECT_TRUE(library.lean());
@@ -306,9 +306,38 @@ TEST(NativeTensorRtLibrary, TakesTheLeanRuntimeWhenItIsTheOnlyOne) {
 TEST(NativeTensorRtLibrary, FindsTheLibraryBesideItselfInACondaPrefix) {
   FakeSite site;
   site.put(TTE_FAKE_NVINFER_110400, "", kFull);
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(library.path(), site.own() + kFull);
+}
+
+// The wheel pip-installed into a conda environment: the environment's lib/,
+// full then lean, after the wheels' folders and the provider's own, and
+// named in the message when nothing is found.
+TEST(NativeTensorRtLibrary, LooksInTheCondaEnvironmentOfAPipInstall) {
+  FakeSite site;
+  FakeSite env;
+  const std::string prefix = env.own_folder().parent_path().parent_path().string();
+  const TensorRtLibrary none = TensorRtLibrary::search("", site.own(), prefix, false);
+  EXPECT_FALSE(none.found());
+  EXPECT_TRUE(contains(none.why_not_found().c_str(), (prefix + "/lib/").c_str())) << none.why_not_found();
+
+  const std::string lean = env.put(TTE_FAKE_NVINFER_110400, "lib", kLean);
+  const TensorRtLibrary found_lean = TensorRtLibrary::search("", site.own(), prefix, false);
+  ASSERT_TRUE(found_lean.found()) << found_lean.why_not_found();
+  EXPECT_EQ(fs::canonical(found_lean.path()), fs::canonical(lean));
+  EXPECT_TRUE(found_lean.lean());
+
+  const std::string full = env.put(TTE_FAKE_NVINFER_110100, "lib", kFull);
+  const TensorRtLibrary found_full = TensorRtLibrary::search("", site.own(), prefix, false);
+  ASSERT_TRUE(found_full.found()) << found_full.why_not_found();
+  EXPECT_EQ(fs::canonical(found_full.path()), fs::canonical(full));
+
+  // The pip wheels come first.
+  const std::string pip = site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  const TensorRtLibrary found_pip = TensorRtLibrary::search("", site.own(), prefix, false);
+  ASSERT_TRUE(found_pip.found()) << found_pip.why_not_found();
+  EXPECT_EQ(fs::canonical(found_pip.path()), fs::canonical(pip));
 }
 
 // TensorRT 10's ILogger has another layout: a provider built with 11's
@@ -317,14 +346,14 @@ TEST(NativeTensorRtLibrary, RefusesAnotherMajorAndGoesOn) {
   FakeSite site;
   site.put(TTE_FAKE_NVINFER_100300, "tensorrt_libs", kFull);
   site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(library.lean());
   EXPECT_EQ(library.version().text(), "11.4.0");
 
   FakeSite only_old;
   only_old.put(TTE_FAKE_NVINFER_100300, "tensorrt_libs", kFull);
-  const TensorRtLibrary none = TensorRtLibrary::search("", only_old.own(), false);
+  const TensorRtLibrary none = TensorRtLibrary::search("", only_old.own(), "", false);
   EXPECT_FALSE(none.found());
   EXPECT_TRUE(contains(none.why_not_found().c_str(), "it is TensorRT 10.3.0, and this provider needs TensorRT 11"))
       << none.why_not_found();
@@ -336,7 +365,7 @@ TEST(NativeTensorRtLibrary, RefusesAnOlderMinorThanTheHeaders) {
   if (NV_TENSORRT_MINOR == 0) GTEST_SKIP() << "built against an x.0 header: no older minor";
   FakeSite site;
   site.put(TTE_FAKE_NVINFER_110000, "tensorrt_libs", kFull);
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   EXPECT_FALSE(library.found());
   EXPECT_TRUE(contains(library.why_not_found().c_str(), "older than the TensorRT")) << library.why_not_found();
 }
@@ -345,11 +374,11 @@ TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
   FakeSite site;
   site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
   const std::string chosen = site.put(TTE_FAKE_NVINFER_110400, "elsewhere", "libnvinfer_custom.so");
-  const TensorRtLibrary library = TensorRtLibrary::search(chosen, site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search(chosen, site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(library.path(), chosen);
 
-  const TensorRtLibrary missing = TensorRtLibrary::search(site.own() + "nothing.so", site.own(), false);
+  const TensorRtLibrary missing = TensorRtLibrary::search(site.own() + "nothing.so", site.own(), "", false);
   EXPECT_FALSE(missing.found());
   EXPECT_TRUE(contains(missing.why_not_found().c_str(), "does not exist")) << missing.why_not_found();
   EXPECT_TRUE(contains(missing.why_not_found().c_str(), tte::native::kTensorRtLibraryEnv));
@@ -357,7 +386,7 @@ TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
 
 TEST(NativeTensorRtLibrary, SaysWhereItLookedAndWhatToInstall) {
   FakeSite site;
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   EXPECT_FALSE(library.found());
   const std::string why = library.why_not_found();
   EXPECT_TRUE(contains(why.c_str(), "tensorrt_libs/")) << why;
@@ -373,7 +402,7 @@ TEST(NativeTensorRtLibrary, AFileThatIsNotTensorRtIsSkipped) {
   site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
   fs::resize_file(site.own_folder().parent_path().parent_path() / "tensorrt_libs" / kFull, 16);
   site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
-  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), false);
+  const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(library.lean());
 }
@@ -384,7 +413,7 @@ TEST(NativeTensorRtLibrary, AFileThatIsNotTensorRtIsSkipped) {
 TEST(NativeTensorRtLibrary, LoadsARealLeanRuntime) {
   const char* lean = std::getenv("TTE_TEST_TENSORRT_LEAN_LIBRARY");
   if (lean == nullptr || *lean == '\0') GTEST_SKIP() << "TTE_TEST_TENSORRT_LEAN_LIBRARY is not set";
-  const TensorRtLibrary library = TensorRtLibrary::search(lean, "", false);
+  const TensorRtLibrary library = TensorRtLibrary::search(lean, "", "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(library.lean());
   EXPECT_EQ(library.version().major, NV_TENSORRT_MAJOR);

@@ -6,6 +6,11 @@
 # installed; run the unit tests under qemu-user; build an aarch64 wheel the
 # same way and check its tag.
 #
+# The native TensorRT provider is built as in the x86-64 build: against the
+# TensorRT headers of $TensorRT_ROOT, else those beside the checkout
+# (../shared/sdk/tensorrt-11.1); the headers do not depend on the
+# architecture. Without headers it is left out, with a message.
+#
 # Needs (scripts/setup.sh installs them): g++-aarch64-linux-gnu,
 # qemu-user-static, unzip, and libgtest-dev, whose sources
 # (/usr/src/googletest) are built here for aarch64 with the cross compiler:
@@ -79,7 +84,6 @@ cross_args=(
   -DTTE_CUDA_ROOT="$site/nvidia/cu13"
   -DTTE_NLOHMANN_JSON_INCLUDE_DIR=/usr/include
   -DGTest_DIR="$gtest_dir"
-  -DTTE_WITH_TENSORRT=OFF
   -DTTE_CUDA_TEST_PROVIDER=OFF
 )
 
@@ -88,6 +92,11 @@ log "configure and build in $build (plugin, tte-run, C++ unit tests)"
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTTE_BUILD_TESTS=ON -DCMAKE_INSTALL_PREFIX="$site" \
   "${cross_args[@]}" > "$build/configure.log" 2>&1 || { tail -40 "$build/configure.log"; die "configure failed"; }
 .venv/bin/ninja -C "$build/cmake" -j2 > "$build/build.log" 2>&1 || { tail -40 "$build/build.log"; die "build failed"; }
+# "Native TensorRT provider: TensorRT 11.1.0 headers ..." or why it is not built.
+provider_line="$(grep -m1 -o 'Native TensorRT provider: .*' "$build/configure.log" || true)"
+log "${provider_line:-Native TensorRT provider: no configure line}"
+with_provider=0
+case "$provider_line" in "Native TensorRT provider: TensorRT "*) with_provider=1 ;; esac
 
 log "C++ unit tests under qemu-aarch64-static -L /usr/aarch64-linux-gnu"
 # The tests load provider libraries from TTE_TEST_PROVIDER_DIR when it is set
@@ -100,8 +109,16 @@ log "install and check ELF machine, NEEDED and RUNPATH (wheel layout: site-packa
 .venv/bin/cmake --install "$build/cmake" > /dev/null
 pkg="$site/torch_tensorrt_executorch_runtime"
 # manylinux: the C++ runtime comes from the system, like glibc.
+installed=("$pkg/lib/libexecutorch_backend_tensorrt.so" "$pkg/bin/tte-run")
+# The native provider: the same checks, and no NEEDED on TensorRT (it finds
+# libnvinfer at run time), as the x86-64 wheel's.
+provider="$pkg/lib/libtte_provider_tensorrt.so"
+if [ "$with_provider" = 1 ]; then
+  [ -f "$provider" ] || die "the native TensorRT provider was built but not installed ($provider)"
+  installed+=("$provider")
+fi
 "$py" scripts/conda/elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
-  "$pkg/lib/libexecutorch_backend_tensorrt.so" "$pkg/bin/tte-run"
+  --forbid libnvinfer "${installed[@]}"
 qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --help > /dev/null
 log "tte-run --help ran under qemu (no LD_LIBRARY_PATH: RUNPATH found everything)"
 
@@ -121,9 +138,14 @@ if [ "$wheel" = 1 ]; then
   mkdir -p "$build/wheel-check"
   unzip -q "$whl" -d "$build/wheel-check"
   cp -a "$site/executorch" "$site/nvidia" "$build/wheel-check/"
+  in_wheel=("$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so"
+    "$build/wheel-check/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so")
+  if [ "$with_provider" = 1 ]; then
+    wheel_provider="$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libtte_provider_tensorrt.so"
+    [ -f "$wheel_provider" ] || die "the aarch64 wheel has no native TensorRT provider (lib/libtte_provider_tensorrt.so)"
+    in_wheel+=("$wheel_provider")
+  fi
   "$py" scripts/conda/elf-check.py --root "$build/wheel-check" --machine AArch64 \
-    --system libstdc++.so.6 --system libgcc_s.so.1 \
-    "$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so" \
-    "$build/wheel-check/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so"
+    --system libstdc++.so.6 --system libgcc_s.so.1 --forbid libnvinfer "${in_wheel[@]}"
 fi
 log "done"

@@ -324,6 +324,8 @@ def test_cli_and_import_tests(rendered):
     for plugin in by_name(rendered["linux-64"], PLUGIN):
         scripts = " ".join(str(t["script"]) for t in plugin["tests"] if "script" in t)
         assert "tte-run --help" in scripts and "RTLD_NOW" in scripts and "tensorrt-native" in scripts
+        # The conda provider links the prefix's libnvinfer: checked as a NEEDED entry.
+        assert 'n.startswith("libnvinfer.so.")' in scripts and "DT_NEEDED" in scripts
 
 
 @pytest.mark.parametrize("path", [

@@ -144,6 +144,67 @@ def test_engines_outlive_unregistration(tte, scale_program):
     assert provider.log[-1] == ("release",)
 
 
+class RecordingScaleProvider(ScaleProvider):
+    """Keeps the EngineLoadOptions of every deserialize."""
+
+    def __init__(self):
+        super().__init__()
+        self.options = []
+
+    def deserialize(self, plan, device_id, options):
+        self.options.append(options)
+        return super().deserialize(plan, device_id, options)
+
+
+# tte.load's options cross the C API, ExecuTorch's backend options, the
+# backend's load options and the provider ABI (TteEngineLoadOptions) before
+# a Python provider sees them as EngineLoadOptions: a budget past 32 bits,
+# an empty budget that leaves the compile spec's, and every TensorRT option.
+def test_load_options_reach_the_provider(tte, tmp_path):
+    from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, pack_program
+    from torch_tensorrt_executorch_runtime.providers import EngineLoadOptions
+
+    path = tmp_path / "budget.pte"
+    pack_program(
+        path,
+        [
+            EngineSpec(
+                scale_plan(2.0),
+                [TensorSpec("x", "float32", [(1, 2, 8), 3])],
+                [TensorSpec("y", "float32", ["x:0", 3])],
+                weight_streaming_budget=4096,
+            )
+        ],
+    )
+    provider = RecordingScaleProvider()
+    tte.register_provider(provider, name="py-scale-options", memory="host")
+
+    def received(**options):
+        count = len(provider.options)
+        with tte.load(path, options={"provider": "py-scale-options", **options}) as program:
+            program.load_method()
+        assert len(provider.options) == count + 1, "one deserialize per load"
+        return provider.options[-1]
+
+    try:
+        assert received() == EngineLoadOptions(device_id=0, weight_streaming_budget=4096)
+        assert received(weight_streaming_budget=2 << 30).weight_streaming_budget == 2 << 30
+        assert received(weight_streaming_budget="").weight_streaming_budget == 4096, "empty: the compile spec's"
+        cache = str(tmp_path / "engine.rtxcache")
+        assert received(
+            engine_host_code_allowed=False, dla_core=1, plugin_libraries="/a/libp.so:/b/libq.so", runtime_cache_path=cache
+        ) == EngineLoadOptions(
+            device_id=0,
+            weight_streaming_budget=4096,
+            engine_host_code_allowed=False,
+            dla_core=1,
+            plugin_libraries=("/a/libp.so", "/b/libq.so"),
+            runtime_cache_path=cache,
+        )
+    finally:
+        tte.unregister_provider("py-scale-options")
+
+
 class CountingScaleEngine(ScaleEngine):
     """ScaleEngine that counts the calls it gets, and fails its enqueue on request."""
 

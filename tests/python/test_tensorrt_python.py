@@ -21,6 +21,7 @@ import pytest
 from torch_tensorrt_executorch_runtime.errors import (
     ExecutionError,
     InvalidArgumentError,
+    InvalidProgramError,
     MissingPackageError,
     NoDeviceError,
     NotAcceptedError,
@@ -91,13 +92,16 @@ def make_module(
     stream_capturable=None,
     runtime_cache=False,
     plugins=False,
+    shared_registry=False,
 ):
     """A module with the parts of TensorRT's Python API the provider uses.
 
     formats: tensor -> TensorFormat (adds TensorFormat, as the full module has);
     locations: tensor -> TensorLocation; vectorized: tensor -> vectorized dim
     (lean-style modules without TensorFormat); dynamic_outputs: outputs whose
-    shape stays unknown; stream_capturable: TensorRT-RTX's answer.
+    shape stays unknown; stream_capturable: TensorRT-RTX's answer;
+    shared_registry: every runtime hands back one plugin registry. A tensor's
+    profile ranges None: get_tensor_profile_shape raises; []: it answers empty.
     """
     module = types.ModuleType(name)
     module.__version__ = "11.1.0"
@@ -203,7 +207,10 @@ def make_module(
             return self._find(name)[3]
 
         def get_tensor_profile_shape(self, name, profile):
-            return self._find(name)[4][0]
+            ranges = self._find(name)[4]
+            if ranges is None:
+                raise RuntimeError(f"no profile ranges for '{name}'")
+            return ranges[0] if ranges else []
 
         def is_shape_inference_io(self, name):
             return False
@@ -252,6 +259,8 @@ def make_module(
             module.calls.append(("load_library", path))
             return None if "missing" in path else object()
 
+    registry = PluginRegistry()
+
     class Runtime:
         created = 0
 
@@ -260,9 +269,18 @@ def make_module(
             module.logger = logger
             self.engine_host_code_allowed = False
             self.num_DLA_cores = dla_cores
-            self.DLA_core = -1
-            self.registry = PluginRegistry()
+            self._dla_core = -1
+            self.registry = registry if shared_registry else PluginRegistry()
             module.runtime = self
+
+        @property
+        def DLA_core(self):  # noqa: N802 (TensorRT's name)
+            return self._dla_core
+
+        @DLA_core.setter
+        def DLA_core(self, core):  # noqa: N802
+            module.calls.append(("set_dla_core", core))
+            self._dla_core = core
 
         def get_plugin_registry(self):
             return self.registry
@@ -497,10 +515,17 @@ def test_capturable(install):
     assert load(budget=1 << 20).capturable(7) is True
     install(make_module("tensorrt_rtx", stream_capturable=False))
     assert load("tensorrt_rtx").capturable(7) is False
+    install(make_module("tensorrt_rtx", stream_capturable=True))
+    assert load("tensorrt_rtx").capturable(7) is True
+    # TensorRT-RTX: not capturable unless the engine says so.
+    install(make_module("tensorrt_rtx"))
+    assert load("tensorrt_rtx").capturable(7) is False
+    install(make_module("tensorrt"))
+    assert load().capturable(7) is True, "TensorRT itself is capturable with its weights resident"
 
 
 # What the backend cannot bind is refused at load, as the native provider
-# does: vectorized or channel-last formats (NvInferRuntime.h:1421, kLINEAR
+# does: vectorized or channel-last formats (NvInferRuntime.h:1428, kLINEAR
 # only), host-memory tensors (getTensorLocation, :3105), outputs whose shape
 # depends on data (getTensorShape -1 after every input is set, :4139).
 def test_non_linear_formats_are_refused(install):
@@ -523,6 +548,25 @@ def test_host_memory_tensors_are_refused(install):
         load()
 
 
+# Engines without dynamic inputs may define no profile ranges: a static
+# input ranges over its own shape, as in the native provider; a dynamic one
+# without a range is refused.
+@pytest.mark.parametrize("ranges", [None, []], ids=["raises", "empty"])
+def test_static_inputs_without_profile_ranges_use_their_shape(install, ranges):
+    tensors = [
+        ("x", TensorIOMode.INPUT, DataType.FLOAT, (2, 4), ranges),
+        ("y", TensorIOMode.OUTPUT, DataType.FLOAT, (2, 4), None),
+    ]
+    (trt,) = install(make_module("tensorrt", tensors))
+    engine = load()
+    assert engine.profile_shape(1, "x") == ((2, 4), (2, 4), (2, 4))
+    assert ("set_input_shape", "x", (2, 4)) in trt.calls, "the data-dependence check sets the static shape"
+    tensors[0] = ("x", TensorIOMode.INPUT, DataType.FLOAT, (-1, 4), ranges)
+    install(make_module("tensorrt", tensors))
+    with pytest.raises(InvalidProgramError, match=r"dynamic input 'x' \(\[-1, 4\]\) no shape range"):
+        load()
+
+
 def test_data_dependent_outputs_are_refused(install):
     install(make_module("tensorrt", dynamic_outputs=("y",)))
     with pytest.raises(NotSupportedError, match="'y' has a data-dependent shape"):
@@ -538,13 +582,22 @@ def test_safety_engines_are_refused(install):
 
 
 # setDLACore (NvInferRuntime.h:1877) does nothing when the core does not
-# exist: refused instead.
+# exist: refused instead. Its range is [0, getNbDlaCores()) (:1867): -1,
+# the runtime's initial value (:1865), is set back only after a core was.
 def test_dla_core(install):
     (trt,) = install(make_module("tensorrt", dla_cores=2))
     load(dla_core=1)
     assert trt.runtime.DLA_core == 1
     with pytest.raises(InvalidArgumentError, match="dla_core=2: this device has 2 DLA core"):
         load(dla_core=2)
+
+
+def test_dla_core_is_reset_only_after_one_was_set(install):
+    (trt,) = install(make_module("tensorrt", dla_cores=2))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1, synchronize=lambda: None)
+    for core in (None, None, 1, None, None):
+        provider.deserialize(memoryview(PLAN), 0, options(dla_core=core))
+    assert [c for c in trt.calls if c[0] == "set_dla_core"] == [("set_dla_core", 1), ("set_dla_core", -1)]
 
 
 def test_plugin_libraries_load_once_per_runtime(install):
@@ -556,6 +609,20 @@ def test_plugin_libraries_load_once_per_runtime(install):
     assert trt.calls.count(("init_plugins", "")) == 1, "TensorRT's own plugins, once per module"
     with pytest.raises(InvalidArgumentError, match="could not load plugin library '/missing.so'"):
         provider.deserialize(memoryview(PLAN), 0, options(plugin_libraries=("/missing.so",)))
+
+
+# A registry refuses a library whose plugins it holds already
+# (NvInferRuntimeCommon.h:133-134), and the runtimes of two devices may hand
+# back one registry (getPluginRegistry, NvInferRuntime.h:2105): a library is
+# loaded once per registry, not once per runtime.
+@pytest.mark.parametrize("shared", [True, False])
+def test_plugin_libraries_load_once_per_registry(install, shared):
+    (trt,) = install(make_module("tensorrt", shared_registry=shared))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 2, synchronize=lambda: None)
+    for device in (0, 1, 0, 1):
+        provider.deserialize(memoryview(PLAN), device, options(device_id=device, plugin_libraries=("/opt/p/libmine.so",)))
+    assert trt.Runtime.created == 2
+    assert trt.calls.count(("load_library", "/opt/p/libmine.so")) == (1 if shared else 2)
 
 
 # TensorRT-RTX compiles kernels at load; its runtime cache keeps them

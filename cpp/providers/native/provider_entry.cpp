@@ -2,30 +2,16 @@
 // whoever loads the library (the plugin registers it when it loads; tte-run
 // --provider and tte_load_engine_provider_library take it too). Until the
 // host attaches its log (attach_host), warnings and errors go to stderr.
-#include <cuda_runtime_api.h>
-
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 
+#include "cuda/cuda_device.h"
 #include "native/native_tensorrt_provider.h"
 
 namespace {
 
 std::atomic<const TteProviderHost*> g_host{nullptr};
-
-// The CUDA runtime this library links, asked once (as the plugin does).
-int32_t device_count() {
-  static const int32_t count = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      cudaGetLastError();
-      n = 0;
-    }
-    return static_cast<int32_t>(n);
-  }();
-  return count;
-}
 
 bool log_enabled(TteLogLevel level) {
   const TteProviderHost* host = g_host.load(std::memory_order_acquire);
@@ -61,7 +47,7 @@ extern "C" __attribute__((visibility("default"))) const TteEngineProvider* tte_e
   static TteEngineProvider provider;
   std::lock_guard<std::mutex> lock(mutex);
   provider =
-      tte::native::make_provider(tte::native::ProviderEnvironment{&device_count, &log_enabled, &log});
+      tte::native::make_provider(tte::native::ProviderEnvironment{&tte::cuda_device_count, &log_enabled, &log});
   provider.attach_host = &attach_host;
   return &provider;
 }

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "native/tensorrt_plugins.h"
-
 namespace tte::native {
 
 Status DeviceRuntime::apply(const RuntimeSettings& settings) {
@@ -23,23 +21,23 @@ Status DeviceRuntime::apply(const RuntimeSettings& settings) {
                         std::to_string(cores) + " DLA core(s)" +
                         (cores == 0 ? " (DLA exists on Jetson AGX/NX modules only)" : ""));
     }
+    runtime->setDLACore(settings.dla_core);
+    dla_core = settings.dla_core;
+  } else if (dla_core != -1) {
+    // Back to the runtime's initial -1 ("Defaults to -1", NvInferRuntime.h:1865)
+    // only after a core was set: the documented range of setDLACore is
+    // [0,getNbDlaCores()) (:1867), so -1 is not passed to a runtime that
+    // never had a core.
+    runtime->setDLACore(-1);
+    dla_core = -1;
   }
-  runtime->setDLACore(settings.dla_core);
-  for (const std::string& path : settings.plugin_libraries) {
-    if (plugin_libraries.count(path) != 0) {
-      continue;
-    }
-    Status status = load_plugin_library(*runtime, path);
-    if (!status.ok()) {
-      return status;
-    }
-    plugin_libraries.insert(path);
-  }
-  return Status::Ok();
+  return plugin_libraries->load(*runtime, settings.plugin_libraries);
 }
 
 RuntimePool::RuntimePool(const ProviderEnvironment& environment)
-    : environment_(environment), logger_(std::make_shared<TensorRtLogger>(environment)) {}
+    : environment_(environment),
+      logger_(std::make_shared<TensorRtLogger>(environment)),
+      plugin_libraries_(std::make_shared<PluginLibraries>()) {}
 
 Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out) {
   // Counted before anything else: TensorRT without a device logs a CUDA
@@ -70,6 +68,7 @@ Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out)
   entry->device = device;
   entry->library = &library;
   entry->logger = logger_;
+  entry->plugin_libraries = plugin_libraries_;
   TensorRtLogger::clear_thread_error();
   entry->runtime.reset(library.create_runtime(*logger_));
   if (entry->runtime == nullptr) {

@@ -11,7 +11,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "native/native_tensorrt_provider.h"
 #include "native/tensorrt_library.h"
 #include "native/tensorrt_logger.h"
+#include "native/tensorrt_plugins.h"
 
 namespace tte::native {
 
@@ -38,7 +38,10 @@ struct DeviceRuntime {
   // Deserializations on one runtime run one at a time, with the settings
   // applied right before (they are runtime state, not per engine).
   std::mutex mutex;
-  std::set<std::string> plugin_libraries;  // loaded into this runtime
+  // The core last set on this runtime; -1: none set (TensorRT's default).
+  int32_t dla_core = -1;
+  // The pool's record of plugin libraries, per registry (shared by runtimes).
+  std::shared_ptr<PluginLibraries> plugin_libraries;
 
   // Under `mutex`: host code, DLA core and plugin libraries for the next
   // deserialize.
@@ -61,6 +64,7 @@ class RuntimePool {
  private:
   ProviderEnvironment environment_;
   std::shared_ptr<TensorRtLogger> logger_;
+  std::shared_ptr<PluginLibraries> plugin_libraries_;
   std::mutex mutex_;
   std::map<int32_t, std::shared_ptr<DeviceRuntime>> runtimes_;
 };

@@ -7,28 +7,24 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/text.h"
+#include "cuda/cuda_device.h"
 #include "native/data_types.h"
 #include "native/plan_header.h"
 #include "native/tensorrt_logger.h"
+#include "native/weight_streaming.h"
 
 namespace tte::native {
 namespace {
 
-// Older TensorRT 10 releases lack the KV-cache aliasing query and the V2
-// weight-streaming calls; detected rather than tied to version numbers.
+// Older TensorRT 10 releases lack the KV-cache aliasing query; detected
+// rather than tied to version numbers.
 template <typename Engine, typename = void>
 struct HasAliasing : std::false_type {};
 template <typename Engine>
 struct HasAliasing<Engine, std::void_t<decltype(std::declval<const Engine&>()
                                                     .getAliasedInputTensor(""))>>
     : std::true_type {};
-
-template <typename Engine, typename = void>
-struct HasWeightStreamingV2 : std::false_type {};
-template <typename Engine>
-struct HasWeightStreamingV2<
-    Engine, std::void_t<decltype(std::declval<Engine&>().setWeightStreamingBudgetV2(
-                            int64_t{}))>> : std::true_type {};
 
 template <typename Engine>
 const char* aliased_input_of(const Engine& engine, const char* output) {
@@ -39,87 +35,9 @@ const char* aliased_input_of(const Engine& engine, const char* output) {
   }
 }
 
-// Sets `*streaming` when weights stay in host memory and stream in.
-template <typename Engine>
-Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
-                    const ProviderEnvironment& environment, bool* streaming) {
-  *streaming = false;
-  if (request.has_budget && request.budget < 0) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "weight_streaming_budget must be a byte count >= 0, got " +
-                      std::to_string(request.budget));
-  }
-  if constexpr (!HasWeightStreamingV2<Engine>::value) {
-    if (request.has_budget) {
-      TTE_NATIVE_LOG(environment, WARNING,
-                     "weight_streaming_budget ignored: the TensorRT %s headers this provider was "
-                     "built with have no setWeightStreamingBudgetV2",
-                     tensorrt_header_version());
-    }
-    return Status::Ok();
-  } else {
-    const int64_t streamable = engine.getStreamableWeightsSize();
-    if (streamable <= 0) {
-      if (request.has_budget) {
-        TTE_NATIVE_LOG(environment, WARNING,
-                       "weight_streaming_budget of %lld bytes ignored: the engine has no "
-                       "streamable weights (build it with weight streaming enabled); all its "
-                       "weights stay on the device",
-                       static_cast<long long>(request.budget));
-      }
-      return Status::Ok();
-    }
-    // TensorRT caps a budget above the streamable size itself; clamping here
-    // keeps the logged figure true.
-    const int64_t budget = request.has_budget ? std::min(request.budget, streamable)
-                                              : engine.getWeightStreamingAutomaticBudget();
-    TensorRtLogger::clear_thread_error();
-    if (!engine.setWeightStreamingBudgetV2(budget)) {
-      if (request.has_budget) {
-        return Status(TTE_ERROR_RUNTIME,
-                      "TensorRT refused a weight streaming budget of " + std::to_string(budget) +
-                          " bytes (streamable weights: " + std::to_string(streamable) +
-                          " bytes)" + tensorrt_reason());
-      }
-      // Budget 0 streams every weight: the least device memory, always valid.
-      TTE_NATIVE_LOG(environment, WARNING,
-                     "TensorRT refused its automatic weight streaming budget of %lld bytes; "
-                     "streaming all weights (budget 0)%s",
-                     static_cast<long long>(budget), tensorrt_reason().c_str());
-      TensorRtLogger::clear_thread_error();
-      if (!engine.setWeightStreamingBudgetV2(0)) {
-        return Status(TTE_ERROR_RUNTIME,
-                      "TensorRT refused weight streaming budgets of " + std::to_string(budget) +
-                          " (automatic) and 0 bytes" + tensorrt_reason());
-      }
-    }
-    const int64_t applied = engine.getWeightStreamingBudgetV2();
-    *streaming = applied < streamable;
-    TTE_NATIVE_LOG(environment, INFO,
-                   "weight streaming: budget %lld of %lld streamable bytes (%s), scratch %lld "
-                   "bytes",
-                   static_cast<long long>(applied),
-                   static_cast<long long>(streamable),
-                   request.has_budget ? "requested" : "automatic",
-                   static_cast<long long>(engine.getWeightStreamingScratchMemorySize()));
-    return Status::Ok();
-  }
-}
-
-std::string dims_text(const int64_t* dims, int32_t rank) {
-  std::string text = "[";
-  for (int32_t i = 0; i < rank; ++i) {
-    text += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
-  }
-  return text + "]";
-}
-
+// "[2, 3]" (common/text.h), "(unknown)" for dims TensorRT could not give.
 std::string dims_text(const nvinfer1::Dims& dims) {
-  return dims.nbDims < 0 ? std::string("(unknown)") : dims_text(dims.d, dims.nbDims);
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  return dims_text(dims.data(), static_cast<int32_t>(dims.size()));
+  return dims.nbDims < 0 ? std::string("(unknown)") : format_dims(dims.d, dims.nbDims);
 }
 
 bool is_static(const nvinfer1::Dims& dims) {
@@ -131,30 +49,6 @@ std::vector<int64_t> to_vector(const nvinfer1::Dims& dims) {
   return std::vector<int64_t>(dims.d, dims.d + dims.nbDims);
 }
 
-// Engines are destroyed on their device, whichever is current for the
-// caller, and the caller's device is restored afterwards.
-class ScopedDevice {
- public:
-  explicit ScopedDevice(int32_t device) {
-    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device) {
-      switched_ = cudaSetDevice(device) == cudaSuccess;
-    }
-    cudaGetLastError();
-  }
-  ~ScopedDevice() {
-    if (switched_) {
-      cudaSetDevice(previous_);
-    }
-    cudaGetLastError();
-  }
-  ScopedDevice(const ScopedDevice&) = delete;
-  ScopedDevice& operator=(const ScopedDevice&) = delete;
-
- private:
-  int previous_ = -1;
-  bool switched_ = false;
-};
-
 }  // namespace
 
 TensorRtEngine::TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
@@ -164,7 +58,7 @@ TensorRtEngine::TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
       io_(std::make_shared<std::vector<IoTensor>>()) {}
 
 TensorRtEngine::~TensorRtEngine() {
-  ScopedDevice on_device(runtime_->device);
+  DeviceGuard on_device(runtime_->device);
   contexts_.clear();
   if (activation_memory_ != nullptr) {
     cudaFree(activation_memory_);
@@ -238,7 +132,7 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
 Status TensorRtEngine::share(const TensorRtEngine& source, bool user_managed_memory,
                              std::unique_ptr<TensorRtEngine>* out) {
   std::unique_ptr<TensorRtEngine> self(new TensorRtEngine(source.runtime_, source.environment_));
-  ScopedDevice on_device(self->runtime_->device);
+  DeviceGuard on_device(self->runtime_->device);
   self->engine_ = source.engine_;
   self->user_managed_memory_ = user_managed_memory;
   self->io_ = source.io_;  // shared: the I/O table is the engine's
@@ -468,7 +362,7 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
     TensorRtLogger::clear_thread_error();
     if (!contexts_.front()->setInputShape(tensor.name.c_str(), dims)) {
       return Status(TTE_ERROR_INVALID_PROGRAM,
-                    "TensorRT refused the largest shape " + dims_text(max) +
+                    "TensorRT refused the largest shape " + format_dims(max) +
                         " of profile 0 for input '" + tensor.name + "'" + tensorrt_reason());
     }
   }
@@ -526,10 +420,11 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "'" + tensor.name + "' is an output; only inputs take a shape");
   }
+  const std::string given = format_dims(dims, static_cast<size_t>(std::max(rank, 0)));
   if (rank != tensor.rank) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "input '" + tensor.name + "' has rank " + std::to_string(tensor.rank) +
-                      ", got shape " + dims_text(dims, rank) + " of rank " + std::to_string(rank));
+                      ", got shape " + given + " of rank " + std::to_string(rank));
   }
   nvinfer1::Dims shape{};
   shape.nbDims = rank;
@@ -538,9 +433,9 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
   if (!context().setInputShape(tensor.name.c_str(), shape)) {
     const ShapeRange& range = tensor.profiles[profile_];
     return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "TensorRT refused shape " + dims_text(dims, rank) + " for input '" +
+                  "TensorRT refused shape " + given + " for input '" +
                       tensor.name + "': optimization profile " + std::to_string(profile_) +
-                      " allows " + dims_text(range.min) + " to " + dims_text(range.max) +
+                      " allows " + format_dims(range.min) + " to " + format_dims(range.max) +
                       tensorrt_reason());
   }
   return Status::Ok();

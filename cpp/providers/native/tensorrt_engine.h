@@ -27,6 +27,7 @@
 #include "native/runtime_pool.h"
 #include "common/status.h"
 #include "native/native_tensorrt_provider.h"
+#include "native/weight_streaming.h"
 
 namespace tte::native {
 
@@ -44,11 +45,6 @@ struct IoTensor {
   bool is_shape_tensor = false;
   // Inputs: one range per optimization profile.
   std::vector<ShapeRange> profiles;
-};
-
-struct WeightStreamingRequest {
-  bool has_budget = false;
-  int64_t budget = 0;
 };
 
 // What a load asks besides the plan (TteEngineLoadOptions).

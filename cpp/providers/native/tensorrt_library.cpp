@@ -24,6 +24,19 @@ std::string provider_folder() {
   return library_folder(reinterpret_cast<const void*>(&provider_folder));
 }
 
+// Whether two folder paths name one folder (false when either is missing).
+bool same_folder(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) {
+    return false;
+  }
+  char* real_a = realpath(a.c_str(), nullptr);
+  char* real_b = realpath(b.c_str(), nullptr);
+  const bool same = real_a != nullptr && real_b != nullptr && std::string(real_a) == real_b;
+  std::free(real_a);
+  std::free(real_b);
+  return same;
+}
+
 struct Candidate {
   std::string path;
   bool by_loader = false;  // a bare name, resolved by the dynamic loader
@@ -65,7 +78,8 @@ std::string version_mismatch(const TensorRtVersion& found, const TensorRtVersion
 }
 
 TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
-                                        const std::string& own_folder, bool use_loader_search) {
+                                        const std::string& own_folder,
+                                        const std::string& conda_prefix, bool use_loader_search) {
   std::vector<Candidate> candidates;
   std::vector<std::string> folders;
   if (!override_path.empty()) {
@@ -81,6 +95,16 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
       candidates.push_back({own_folder + "../../tensorrt_lean_libs/" + lean_name(), false});
       candidates.push_back({own_folder + full_name(), false});
       candidates.push_back({own_folder + lean_name(), false});
+    }
+    // The wheel pip-installed into a conda environment: the provider's
+    // RUNPATH names only the wheels' folders, so the environment's lib/ (where
+    // conda's libnvinfer is) is not one the loader searches for it. Skipped
+    // when it is the provider's own folder (the conda package).
+    const std::string conda_folder = conda_prefix.empty() ? "" : conda_prefix + "/lib/";
+    if (!conda_folder.empty() && !same_folder(conda_folder, own_folder)) {
+      folders.push_back(conda_folder);
+      candidates.push_back({conda_folder + full_name(), false});
+      candidates.push_back({conda_folder + lean_name(), false});
     }
     if (use_loader_search) {
       candidates.push_back({full_name(), true});
@@ -173,7 +197,9 @@ const TensorRtLibrary& TensorRtLibrary::get() {
     return linked;
 #else
     const char* override_path = std::getenv(kTensorRtLibraryEnv);
-    return search(override_path != nullptr ? override_path : "", provider_folder(), true);
+    const char* conda_prefix = std::getenv("CONDA_PREFIX");
+    return search(override_path != nullptr ? override_path : "", provider_folder(),
+                  conda_prefix != nullptr ? conda_prefix : "", true);
 #endif
   }();
   return library;

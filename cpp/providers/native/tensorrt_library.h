@@ -14,7 +14,9 @@
 //      ../../tensorrt_lean_libs/libnvinfer_lean.so.<major>;
 //   3. the provider's own folder, which is the prefix's lib/ in a conda
 //      environment: libnvinfer.so.<major>, then libnvinfer_lean.so.<major>;
-//   4. the loader's own search (LD_LIBRARY_PATH, ld.so.cache, /usr/lib/<triple>
+//   4. $CONDA_PREFIX/lib/ (the wheel pip-installed into a conda environment,
+//      whose RUNPATH does not name that folder): the same names;
+//   5. the loader's own search (LD_LIBRARY_PATH, ld.so.cache, /usr/lib/<triple>
 //      where Debian packages and JetPack install TensorRT): the same names.
 // A library of another major (TensorRT 10's ILogger has another layout) or
 // an older minor than the headers (classes gain virtual functions in minor
@@ -52,10 +54,11 @@ class TensorRtLibrary {
   // calls return the same answer. Never unloaded.
   static const TensorRtLibrary& get();
 
-  // For tests: the search over an explicit override and folder list, as
-  // get() does it, without caching.
+  // For tests: the search over an explicit override, provider folder
+  // (ending in '/') and conda prefix ("" for none; get() passes
+  // $CONDA_PREFIX), as get() does it, without caching.
   static TensorRtLibrary search(const std::string& override_path, const std::string& own_folder,
-                                bool use_loader_search);
+                                const std::string& conda_prefix, bool use_loader_search);
 
   bool found() const { return create_ != nullptr; }
   // Where the library was loaded from, its version, and whether it is the

@@ -55,4 +55,23 @@ Status load_plugin_library(nvinfer1::IRuntime& runtime, const std::string& path)
   return Status::Ok();
 }
 
+Status PluginLibraries::load(nvinfer1::IRuntime& runtime, const std::vector<std::string>& paths) {
+  if (paths.empty()) {
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::set<std::string>& loaded = loaded_[&runtime.getPluginRegistry()];
+  for (const std::string& path : paths) {
+    if (loaded.count(path) != 0) {
+      continue;
+    }
+    Status status = load_plugin_library(runtime, path);
+    if (!status.ok()) {
+      return status;
+    }
+    loaded.insert(path);
+  }
+  return Status::Ok();
+}
+
 }  // namespace tte::native

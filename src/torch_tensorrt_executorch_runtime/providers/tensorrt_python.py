@@ -1,8 +1,12 @@
 """The Python TensorRT provider: runs engines through TensorRT's Python API.
 
-Registered at import as `tensorrt-python` when the plugin has no native
-TensorRT provider. It needs no TensorRT headers at build time and works with
-whichever TensorRT runtime is installed. Modules are tried in this order:
+Registered at import as `tensorrt-python`: beside the native provider
+(`tensorrt-native`, which the backend asks first) when one of the modules
+below is installed, for TensorRT-RTX and plans the native provider does not
+take; and always when the wheel has no native provider, where without a
+module it answers with what to install. It needs no TensorRT headers at build
+time and works with whichever TensorRT runtime is installed. Modules are
+tried in this order:
 
 1. `tensorrt`          (pip install tensorrt-cu13): every engine built by its minor version;
 2. `tensorrt_lean`     (pip install tensorrt-lean-cu13): version-compatible engines only;
@@ -143,6 +147,7 @@ class TensorRTProvider:
         self._runtimes: dict[tuple[str, int], _Runtime] = {}
         self._loggers: dict[str, object] = {}
         self._plugins_initialized: set[str] = set()
+        self._plugin_libraries = _PluginLibraries()
         self._errors = threading.local()
 
     # TensorRT's logger: forward to ours, and remember errors so that a
@@ -251,7 +256,7 @@ class TensorRTProvider:
         for name, module in self._import():
             runtime = self._runtime(name, module, device_id)
             with runtime.lock, self._collect_errors() as errors:
-                runtime.apply(name, options)
+                runtime.apply(name, options, self._plugin_libraries)
                 engine = runtime.trt.deserialize_cuda_engine(plan)
             if engine is not None:
                 return TensorRTEngine(name, module, engine, options, self)
@@ -268,15 +273,42 @@ class TensorRTProvider:
         )
 
 
+class _PluginLibraries:
+    """The plugin libraries loaded into each plugin registry, which runtimes may share.
+
+    A registry refuses a library whose plugins it already holds ("will fail and return nullptr if any of the
+    plugins are already registered", NvInferRuntimeCommon.h:133-134), and the runtimes of two devices can hand
+    back the same registry, so a library is loaded once per registry, not once per runtime.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        # id(registry) -> (the registry, kept alive so that its id is not reused; the paths loaded into it)
+        self._loaded: dict[int, tuple[object, set[str]]] = {}
+
+    def load(self, name: str, registry, paths: Sequence[str]) -> None:
+        with self._lock:
+            _, loaded = self._loaded.setdefault(id(registry), (registry, set()))
+            for path in paths:
+                if path in loaded:
+                    continue
+                if registry.load_library(path) is None:
+                    raise InvalidArgumentError(
+                        f"{name} could not load plugin library '{path}' (load option plugin_libraries): the file "
+                        "is missing, is not a TensorRT plugin library, or registers a plugin already registered"
+                    )
+                loaded.add(path)
+
+
 class _Runtime:
     """One TensorRT runtime and the settings its next deserialize needs (runtime state, not per engine)."""
 
     def __init__(self, trt_runtime):
         self.trt = trt_runtime
         self.lock = threading.Lock()
-        self.plugin_libraries: set[str] = set()
+        self.dla_core = -1  # the core last set on this runtime; -1: never set (TensorRT's default)
 
-    def apply(self, name: str, options: EngineLoadOptions) -> None:
+    def apply(self, name: str, options: EngineLoadOptions, plugin_libraries: _PluginLibraries) -> None:
         # Version-compatible plans embed the lean runtime as host code, which
         # TensorRT runs only when allowed (NvInferRuntime.h:2139,
         # setEngineHostCodeAllowed, default false); trtexec and Polygraphy
@@ -291,17 +323,15 @@ class _Runtime:
                     + (" (DLA exists on Jetson AGX/NX modules only)" if cores == 0 else "")
                 )
             self.trt.DLA_core = int(options.dla_core)
-        elif hasattr(self.trt, "DLA_core"):
+            self.dla_core = int(options.dla_core)
+        elif self.dla_core != -1:
+            # Back to TensorRT's default, -1, only after a core was set: the
+            # documented range of setDLACore is [0, getNbDlaCores())
+            # (NvInferRuntime.h:1867), and -1 is only its initial value (:1865).
             self.trt.DLA_core = -1
-        for path in options.plugin_libraries:
-            if path in self.plugin_libraries:
-                continue
-            if self.trt.get_plugin_registry().load_library(path) is None:
-                raise InvalidArgumentError(
-                    f"{name} could not load plugin library '{path}' (load option plugin_libraries): the file is "
-                    "missing, is not a TensorRT plugin library, or registers a plugin already registered"
-                )
-            self.plugin_libraries.add(path)
+            self.dla_core = -1
+        if options.plugin_libraries:
+            plugin_libraries.load(name, self.trt.get_plugin_registry(), options.plugin_libraries)
 
 
 def _is_host_location(trt, engine, name: str) -> bool:
@@ -311,7 +341,7 @@ def _is_host_location(trt, engine, name: str) -> bool:
 
 
 def _format_problem(trt, engine, name: str, profile: int) -> str | None:
-    """Why tensor `name` is not linear in `profile` (NvInferRuntime.h:1421 kLINEAR), or None."""
+    """Why tensor `name` is not linear in `profile` (NvInferRuntime.h:1428 kLINEAR), or None."""
     tensor_format = getattr(trt, "TensorFormat", None)
     describe = getattr(engine, "get_tensor_format_desc", None)
     desc = describe(name, profile) if describe is not None else ""
@@ -502,7 +532,7 @@ class TensorRTEngine:
         context = self._contexts[0]
         for tensor in self.io_tensors:
             if tensor.is_input:
-                largest = tuple(int(d) for d in self._engine.get_tensor_profile_shape(tensor.name, 0)[2])
+                largest = self.profile_shape(0, tensor.name)[2]
                 if not context.set_input_shape(tensor.name, largest):
                     raise InvalidProgramError(f"TensorRT refused the largest shape {list(largest)} of input '{tensor.name}'")
         for tensor in self.io_tensors:
@@ -519,8 +549,21 @@ class TensorRTEngine:
         return self._contexts[self._profile]
 
     def profile_shape(self, profile: int, name: str):
-        shapes = self._engine.get_tensor_profile_shape(name, profile)
-        return tuple(tuple(int(d) for d in dims) for dims in shapes)
+        """(min, opt, max) of input `name` in `profile`. Engines without dynamic inputs may define no profile
+        ranges: a static input then ranges over its own shape, as in the native provider."""
+        shape = tuple(int(d) for d in self._engine.get_tensor_shape(name))
+        try:
+            shapes = self._engine.get_tensor_profile_shape(name, profile)
+        except (RuntimeError, ValueError, IndexError):
+            shapes = ()
+        ranges = tuple(tuple(int(d) for d in dims) for dims in shapes or ())
+        if len(ranges) == 3 and all(len(dims) == len(shape) for dims in ranges):
+            return ranges
+        if all(d >= 0 for d in shape):
+            return shape, shape, shape
+        raise InvalidProgramError(
+            f"TensorRT gives dynamic input '{name}' ({list(shape)}) no shape range in optimization profile {profile}"
+        )
 
     def select_profile(self, profile: int, stream: int | None) -> None:
         if not 0 <= profile < len(self._contexts):
@@ -547,9 +590,14 @@ class TensorRTEngine:
         """Whether this enqueue may be captured into a CUDA graph now."""
         if self.streams_weights:
             return False
-        # TensorRT-RTX says per context and stream (lazy kernels, allocation).
+        # TensorRT-RTX says per context and stream (lazy kernels, allocation):
+        # not capturable unless the engine says so, so a binding without the
+        # question answers no. TensorRT itself captures whenever weights are
+        # resident.
         ask = getattr(self._context, "is_stream_capturable", None)
-        return True if ask is None else bool(ask(stream or 0))
+        if ask is None:
+            return self._module_name != "tensorrt_rtx"
+        return bool(ask(stream or 0))
 
     def enqueue(self, stream: int | None) -> None:
         with _nvtx_range(f"TensorRTBackend enqueue ({self._module_name})"):
