@@ -199,7 +199,10 @@ def test_inspect_cannot_run_without_provider(programs):
     # A fresh process with no test provider: loading the methods fails, the report says why.
     report = json.loads(cli("inspect", programs["add_one"], "--json").stdout)
     assert report["runnable"]["can_run"] is False
-    assert report["runnable"]["reason"]
+    reason = report["runnable"]["reason"]
+    # The plugin's reason as it is, naming the method once (nothing prefixed).
+    assert reason.startswith("cannot load method 'forward': TensorRTBackend delegate: "), reason
+    assert reason.count("forward") == 1 and reason.count("TensorRTBackend") == 1, reason
 
 
 def test_run_with_provider_library(programs, host_library):
