@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -271,10 +273,19 @@ def test_inspect_json_failure_prints_a_json_document(tmp_path):
 
 
 def _tte_run_command() -> str:
+    """tte-run on PATH, else where pip put the installed wheel's console script (a failure if it is not there)."""
     command = shutil.which("tte-run")
-    if command is None:
-        pytest.skip("tte-run is not on PATH: install the wheel (scripts/build.sh) and put its venv's bin/ on PATH")
-    return command
+    if command is not None:
+        return command
+    try:
+        declared = importlib.metadata.distribution("torch-tensorrt-executorch-runtime").entry_points
+    except importlib.metadata.PackageNotFoundError:
+        declared = ()
+    if not any(ep.group == "console_scripts" and ep.name == "tte-run" for ep in declared):
+        pytest.skip("the package is not installed from the wheel (no tte-run console script): run scripts/build.sh")
+    script = Path(sysconfig.get_path("scripts")) / "tte-run"
+    assert script.is_file(), f"the installed wheel declares tte-run, but pip put no {script}"
+    return str(script)
 
 
 def test_tte_run_is_on_path_and_passes_arguments_and_exit_status(programs, host_library):
