@@ -27,6 +27,7 @@
 #include "native/native_tensorrt_provider.h"
 #include "native/runtime_pool.h"
 #include "native/tensorrt_library.h"
+#include "native/tensorrt_logger.h"
 #include "plan_magic.h"
 
 namespace {
@@ -540,6 +541,31 @@ TEST_F(NativeTensorRtProviderGpu, DeviceOutOfRangeIsAnInvalidArgument) {
   EXPECT_EQ(provider.deserialize(tensorrt_looking_plan(64), &engine, &error, real_device_count()),
             TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(error.message, "does not exist")) << error.message;
+}
+
+// TensorRT's error lines: the one a capture collects for its call's failure
+// message (tensorrt_reason) is logged at info, not before the error that
+// carries it; one outside any capture stays at error. No TensorRT needed:
+// the logger is called as TensorRT calls it.
+TEST(NativeTensorRtLogger, ErrorsACallCollectsAreLoggedAtInfo) {
+  using Severity = nvinfer1::ILogger::Severity;
+  tte::native::TensorRtLogger logger({&no_devices, &log_everything, &capture_log});
+  {
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    g_log.clear();
+  }
+  {
+    const tte::native::TensorRtErrorCapture capture;
+    logger.log(Severity::kERROR, "collected");
+  }
+  EXPECT_EQ(tte::native::tensorrt_reason(), " (TensorRT: collected)");
+  logger.log(Severity::kERROR, "not collected");
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  ASSERT_EQ(g_log.size(), 2u);
+  EXPECT_EQ(g_log[0].level, TTE_LOG_INFO);
+  EXPECT_EQ(g_log[0].text, "TensorRT: collected");
+  EXPECT_EQ(g_log[1].level, TTE_LOG_ERROR);
+  EXPECT_EQ(g_log[1].text, "TensorRT: not collected");
 }
 
 }  // namespace

@@ -674,7 +674,7 @@ TEST_F(ProgramApi, DelegateFailuresKeepTheirStatus) {
     open(program, "add_one.pte", &options);
     EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error), TTE_ERROR_NO_DEVICE);
     const std::string message = error.message;
-    EXPECT_NE(message.find("TensorRTBackend delegate: no CUDA device: TensorRTBackend needs an "
+    EXPECT_NE(message.find("TensorRTBackend delegate: no CUDA device: TensorRT engines need an "
                            "NVIDIA GPU ('device-only' needs a CUDA device)"),
               std::string::npos)
         << message;
@@ -1321,4 +1321,54 @@ TEST_F(ProgramApi, MaxConcurrentRunsMustBeAPositiveInt) {
   EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
             TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(error.message).find("max_concurrent_runs"), std::string::npos) << error.message;
+}
+
+// max_concurrent_runs is read as TensorRTBackend reads its options: for its
+// backend id only, the last value given wins. Another backend's option of
+// that name is that backend's (passed through, never checked here).
+TEST_F(ProgramApi, MaxConcurrentRunsIsTensorRTBackendsOptionTheLastValueWinning) {
+  struct Given {
+    const char* backend;
+    TteOptionType type;
+    int64_t int_value;
+    const char* string_value;
+  };
+  struct Case {
+    std::vector<Given> options;
+    TteStatus expected;
+  };
+  const std::vector<Case> cases = {
+      {{{"TensorRTBackend", TTE_OPTION_INT, 2, ""}}, TTE_OK},
+      {{{"TensorRTBackend", TTE_OPTION_STRING, 0, "x"}}, TTE_ERROR_INVALID_ARGUMENT},
+      {{{"OtherBackend", TTE_OPTION_STRING, 0, "x"}}, TTE_OK},
+      {{{"OtherBackend", TTE_OPTION_INT, 0, ""}}, TTE_OK},
+      {{{"TensorRTBackend", TTE_OPTION_INT, 0, ""}, {"TensorRTBackend", TTE_OPTION_INT, 2, ""}}, TTE_OK},
+      {{{"TensorRTBackend", TTE_OPTION_INT, 2, ""}, {"TensorRTBackend", TTE_OPTION_INT, 0, ""}},
+       TTE_ERROR_INVALID_ARGUMENT},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::vector<TteBackendOption> given;
+    for (const Given& g : cases[i].options) {
+      TteBackendOption option{};
+      option.backend = g.backend;
+      option.key = "max_concurrent_runs";
+      option.type = g.type;
+      option.int_value = g.int_value;
+      option.string_value = g.string_value;
+      given.push_back(option);
+    }
+    TteProgramOptions options{};
+    options.struct_size = sizeof(options);
+    options.backend_options = given.data();
+    options.num_backend_options = given.size();
+    Program program;
+    TteError error{};
+    EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
+              cases[i].expected)
+        << "case " << i << ": " << error.message;
+    if (cases[i].expected != TTE_OK) {
+      EXPECT_NE(std::string(error.message).find("max_concurrent_runs"), std::string::npos)
+          << "case " << i << ": " << error.message;
+    }
+  }
 }

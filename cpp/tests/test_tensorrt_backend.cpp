@@ -506,7 +506,7 @@ TEST(BackendProviders, DeviceProviderWithoutAGpuIsNeverAsked) {
   Delegate delegate;
   StderrCapture log;
   EXPECT_EQ(delegate.init(add_one_blob()), Error::NotSupported);
-  EXPECT_TRUE(contains(log.text(), "no CUDA device: TensorRTBackend needs an NVIDIA GPU"))
+  EXPECT_TRUE(contains(log.text(), "no CUDA device: TensorRT engines need an NVIDIA GPU"))
       << log.text();
   EXPECT_EQ(device.state().deserializes.load(), 0);
 }

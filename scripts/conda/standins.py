@@ -166,27 +166,57 @@ def unzip(path: Path, member_prefix: str, dest: Path) -> None:
                     target.chmod(mode)
 
 
+def _apt_get(*args: str) -> list[str]:
+    """apt-get with package lists, cache and architectures of its own (under DEBS/apt).
+
+    The host's sources and keys are read; its dpkg architectures, package lists
+    and cache are neither read for arm64 nor changed (no dpkg --add-architecture,
+    no apt-get update of /var/lib/apt/lists). Needs no root.
+    """
+    state = DEBS / "apt"
+    for folder in (state / "lists" / "partial", state / "cache" / "archives" / "partial"):
+        folder.mkdir(parents=True, exist_ok=True)
+    native = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    options = {
+        "Dir::State": state,
+        "Dir::State::Lists": state / "lists",
+        "Dir::State::status": "/var/lib/dpkg/status",
+        "Dir::Cache": state / "cache",
+        "APT::Architecture": native,
+        "APT::Architectures::": native,
+    }
+    command = ["apt-get", "-q"]
+    for key, value in options.items():
+        command += ["-o", f"{key}={value}"]
+    command += ["-o", "APT::Architectures::=arm64"]
+    if os.geteuid() == 0:
+        # apt drops to the _apt user to download, who may not write here.
+        command += ["-o", "APT::Sandbox::User=root"]
+    return command + list(args)
+
+
+def _apt_download(packages: list[str], dest: Path) -> None:
+    """apt-get download of arm64 packages into dest; updates the private lists first when there
+    are none, and once more when a download fails (lists older than the archive)."""
+    if not list((DEBS / "apt" / "lists").glob("*Packages*")):
+        run(_apt_get("update"), stdout=subprocess.DEVNULL)
+    wanted = [f"{p}:arm64" for p in packages]
+    if subprocess.run(_apt_get("download", *wanted), cwd=dest).returncode != 0:
+        run(_apt_get("update"), stdout=subprocess.DEVNULL)
+        run(_apt_get("download", *wanted), cwd=dest)
+
+
 def arm64_debs() -> Path:
-    """Debian's arm64 CPython 3.11, unpacked (apt-get download; needs arm64 in dpkg)."""
+    """Debian's arm64 CPython 3.11, unpacked (downloaded once with a private apt state, then kept)."""
     out = DEBS / "arm64-python"
     if (out / "usr" / "bin" / "python3.11").exists():
         return out
-    DEBS.mkdir(parents=True, exist_ok=True)
-    foreign = subprocess.run(["dpkg", "--print-foreign-architectures"], capture_output=True,
-                             text=True, check=True).stdout.split()
-    if "arm64" not in foreign:
-        if os.geteuid() != 0:
-            raise SystemExit("standins: Debian's arm64 packages are needed; as root: dpkg --add-architecture arm64 && apt-get update")
-        run(["dpkg", "--add-architecture", "arm64"])
-        run(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
     debs = DEBS / "debs"
-    debs.mkdir(exist_ok=True)
+    debs.mkdir(parents=True, exist_ok=True)
     missing = [p for p in ARM64_PYTHON_DEBS if not list(debs.glob(f"{p}_*_arm64.deb"))]
     if missing:
-        result = subprocess.run(["apt-get", "download", *(f"{p}:arm64" for p in missing)], cwd=debs)
-        if result.returncode != 0:
-            run(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
-            run(["apt-get", "download", *(f"{p}:arm64" for p in missing)], cwd=debs)
+        _apt_download(missing, debs)
     shutil.rmtree(out, ignore_errors=True)
     for deb in sorted(debs.glob("*_arm64.deb")):
         run(["dpkg-deb", "-x", str(deb), str(out)])
@@ -198,11 +228,10 @@ def arm64_python_headers() -> Path:
     out = DEBS / "arm64-python-dev"
     if (out / "usr" / "include" / "aarch64-linux-gnu" / "python3.11" / "pyconfig.h").exists():
         return out / "usr" / "include"
-    arm64_debs()  # arm64 in dpkg's architectures
     debs = DEBS / "debs-dev"
     debs.mkdir(parents=True, exist_ok=True)
     if not list(debs.glob(f"{ARM64_PYTHON_DEV_DEB}_*_arm64.deb")):
-        run(["apt-get", "download", f"{ARM64_PYTHON_DEV_DEB}:arm64"], cwd=debs)
+        _apt_download([ARM64_PYTHON_DEV_DEB], debs)
     shutil.rmtree(out, ignore_errors=True)
     for deb in sorted(debs.glob(f"{ARM64_PYTHON_DEV_DEB}_*_arm64.deb")):
         run(["dpkg-deb", "-x", str(deb), str(out)])

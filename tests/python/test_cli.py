@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -199,7 +201,10 @@ def test_inspect_cannot_run_without_provider(programs):
     # A fresh process with no test provider: loading the methods fails, the report says why.
     report = json.loads(cli("inspect", programs["add_one"], "--json").stdout)
     assert report["runnable"]["can_run"] is False
-    assert report["runnable"]["reason"]
+    reason = report["runnable"]["reason"]
+    # The plugin's reason as it is, naming the method once (nothing prefixed).
+    assert reason.startswith("cannot load method 'forward': TensorRTBackend delegate: "), reason
+    assert reason.count("forward") == 1 and reason.count("TensorRTBackend") == 1, reason
 
 
 def test_run_with_provider_library(programs, host_library):
@@ -279,10 +284,19 @@ def test_inspect_json_failure_prints_a_json_document(tmp_path):
 
 
 def _tte_run_command() -> str:
+    """tte-run on PATH, else where pip put the installed wheel's console script (a failure if it is not there)."""
     command = shutil.which("tte-run")
-    if command is None:
-        pytest.skip("tte-run is not on PATH: install the wheel (scripts/build.sh) and put its venv's bin/ on PATH")
-    return command
+    if command is not None:
+        return command
+    try:
+        declared = importlib.metadata.distribution("torch-tensorrt-executorch-runtime").entry_points
+    except importlib.metadata.PackageNotFoundError:
+        declared = ()
+    if not any(ep.group == "console_scripts" and ep.name == "tte-run" for ep in declared):
+        pytest.skip("the package is not installed from the wheel (no tte-run console script): run scripts/build.sh")
+    script = Path(sysconfig.get_path("scripts")) / "tte-run"
+    assert script.is_file(), f"the installed wheel declares tte-run, but pip put no {script}"
+    return str(script)
 
 
 def test_tte_run_is_on_path_and_passes_arguments_and_exit_status(programs, host_library):

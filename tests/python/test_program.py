@@ -150,6 +150,8 @@ def test_delegates_are_described_without_initializing_them(tte, tmp_path):
         assert delegate.method == "forward" and delegate.backend == "TensorRTBackend"
         assert delegate.provider == "" and delegate.error is None
         assert [(b["name"], b["is_input"]) for b in delegate.bindings] == [("x", True), ("y", False)]
+        # The packed blob records no dtypes or shapes: said as None, not as an empty dtype and shape.
+        assert [(b["dtype"], b["shape"]) for b in delegate.bindings] == [(None, None), (None, None)]
         assert delegate.engine_size == len(b"not an engine any provider here accepts")
         assert delegate.compile_specs == {"weight_streaming_budget": "1024"}
         with pytest.raises(tte.errors.Error):

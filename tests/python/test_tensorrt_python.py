@@ -13,6 +13,7 @@ cache, errors. Each rule cites the TensorRT header line it follows.
 from __future__ import annotations
 
 import enum
+import logging
 import sys
 import types
 
@@ -383,6 +384,23 @@ def test_deserialize_failure_says_why(install):
     provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1)
     with pytest.raises(ExecutionError, match="magicTag.*minor version"):
         provider.deserialize(memoryview(PLAN), 0, options())
+
+
+def test_tensorrt_errors_the_exception_carries_are_logged_at_info(install, caplog):
+    # Shown with the log-level switch, not before the exception that says it.
+    install(make_module("tensorrt", deserialize_ok=False))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1)
+    caplog.set_level(logging.DEBUG, logger="torch_tensorrt_executorch_runtime")
+    with pytest.raises(ExecutionError, match="magicTag"):
+        provider.deserialize(memoryview(PLAN), 0, options())
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if "magicTag" in r.getMessage()]
+    assert logged == [(logging.INFO, "tensorrt: Serialization assertion magicTag failed")]
+    # An error no call collects (no exception will say it) stays at error.
+    caplog.clear()
+    provider._log("tensorrt", "ERROR", "an error outside any call")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.ERROR, "tensorrt: an error outside any call")
+    ]
 
 
 # Version-compatible plans embed the lean runtime as host code, which

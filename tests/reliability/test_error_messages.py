@@ -99,6 +99,36 @@ def test_stock_runtime_lines_are_routed_at_error(run_python, packed, imports):
     assert "external_data_map" not in quiet.stderr, quiet.stderr
 
 
+# The README's stock-API order, with no call into this package after the
+# import: ExecuTorch's extension installs its printer after the plugin routed
+# the log, and the backend takes the log back when ExecuTorch initializes a
+# delegate. add_one's delegate cannot initialize here (no provider takes its
+# plan in a fresh process), so ExecuTorch logs "Init failed for backend".
+README_ORDER = """
+import torch_tensorrt_executorch_runtime
+from executorch.runtime import Runtime
+program = Runtime.get().load_program({pte!r})
+try:
+    program.load_method("forward")
+except Exception as exc:
+    print("stock runtime:", type(exc).__name__)
+"""
+
+
+def test_stock_runtime_imported_after_this_package_is_routed(run_python, packed):
+    code = README_ORDER.format(pte=str(packed["add_one"]))
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert "stock runtime:" in result.stdout
+    assert "ExecuTorch error: Init failed for backend TensorRTBackend" in result.stderr, result.stderr
+    # ExecuTorch's own printer writes "[method.cpp:128] Init failed ...".
+    assert "] Init failed" not in result.stderr and "executorch:" not in result.stderr, result.stderr
+    quiet = run_python(code, env={"TORCH_TENSORRT_EXECUTORCH_LOG_LEVEL": "off"})
+    assert quiet.returncode == 0, quiet.stderr
+    assert "stock runtime:" in quiet.stdout
+    assert "Init failed" not in quiet.stderr, quiet.stderr
+
+
 def test_input_errors_name_the_method(tte, host_provider, packed):
     with tte.load(packed["add_one"]) as program:
         with pytest.raises(tte.errors.InvalidArgumentError, match=r"^input 0 of 'forward'[^:]*: expected a tensor, got double$"):

@@ -69,7 +69,7 @@ Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out)
   entry->library = &library;
   entry->logger = logger_;
   entry->plugin_libraries = plugin_libraries_;
-  TensorRtLogger::clear_thread_error();
+  const TensorRtErrorCapture capture;
   entry->runtime.reset(library.create_runtime(*logger_));
   if (entry->runtime == nullptr) {
     return Status(TTE_ERROR_RUNTIME, "TensorRT " + library.version().text() + " (" + library.path() +

@@ -80,7 +80,7 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
     if (!status.ok()) {
       return status;
     }
-    TensorRtLogger::clear_thread_error();
+    const TensorRtErrorCapture capture;
     self->engine_.reset(self->runtime_->runtime->deserializeCudaEngine(
         plan, static_cast<std::size_t>(plan_size)));
   }
@@ -210,7 +210,7 @@ Status TensorRtEngine::create_contexts() {
   }
   Status status;
   for (int32_t p = 0; p < num_profiles_ && status.ok(); ++p) {
-    TensorRtLogger::clear_thread_error();
+    const TensorRtErrorCapture capture;
     std::unique_ptr<nvinfer1::IExecutionContext> context(
         engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED));
     if (context == nullptr) {
@@ -359,7 +359,7 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
     nvinfer1::Dims dims{};
     dims.nbDims = tensor.rank;
     std::copy(max.begin(), max.end(), dims.d);
-    TensorRtLogger::clear_thread_error();
+    const TensorRtErrorCapture capture;
     if (!contexts_.front()->setInputShape(tensor.name.c_str(), dims)) {
       return Status(TTE_ERROR_INVALID_PROGRAM,
                     "TensorRT refused the largest shape " + format_dims(max) +
@@ -429,7 +429,7 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
   nvinfer1::Dims shape{};
   shape.nbDims = rank;
   std::copy(dims, dims + rank, shape.d);
-  TensorRtLogger::clear_thread_error();
+  const TensorRtErrorCapture capture;
   if (!context().setInputShape(tensor.name.c_str(), shape)) {
     const ShapeRange& range = tensor.profiles[profile_];
     return Status(TTE_ERROR_INVALID_ARGUMENT,
@@ -444,7 +444,7 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
 Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capacity,
                                     int32_t* out_rank) const {
   const IoTensor& tensor = (*io_)[index];
-  TensorRtLogger::clear_thread_error();
+  const TensorRtErrorCapture capture;
   const nvinfer1::Dims shape = context().getTensorShape(tensor.name.c_str());
   if (shape.nbDims < 0) {
     return Status(TTE_ERROR_INVALID_STATE, "the shape of '" + tensor.name +
@@ -468,7 +468,7 @@ Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capaci
 
 Status TensorRtEngine::set_tensor_address(int32_t index, void* address) {
   const IoTensor& tensor = (*io_)[index];
-  TensorRtLogger::clear_thread_error();
+  const TensorRtErrorCapture capture;
   // NvInferRuntime.h:4378: "The pointer must have at least 256-byte
   // alignment"; the backend stages tensors that are not.
   if (!context().setTensorAddress(tensor.name.c_str(), address)) {
@@ -491,7 +491,7 @@ Status TensorRtEngine::enqueue(cudaStream_t stream) {
     }
     cudaGetLastError();
   }
-  TensorRtLogger::clear_thread_error();
+  const TensorRtErrorCapture capture;
   if (!context().enqueueV3(stream)) {
     return Status(TTE_ERROR_RUNTIME, "TensorRT could not enqueue the engine" + tensorrt_reason());
   }

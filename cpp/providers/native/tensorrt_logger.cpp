@@ -7,6 +7,8 @@ namespace tte::native {
 namespace {
 
 thread_local std::string t_last_error;
+// TensorRtErrorCapture scopes alive on this thread.
+thread_local int t_captures = 0;
 
 TteLogLevel level_of(nvinfer1::ILogger::Severity severity) {
   switch (severity) {
@@ -28,10 +30,13 @@ void TensorRtLogger::log(Severity severity, const char* message) noexcept {
   if (message == nullptr) {
     return;
   }
-  const TteLogLevel level = level_of(severity);
+  TteLogLevel level = level_of(severity);
   try {
     if (level == TTE_LOG_ERROR) {
       t_last_error = message;
+    }
+    if (level == TTE_LOG_ERROR && t_captures > 0) {
+      level = TTE_LOG_INFO;
     }
     if (environment_.log_enabled(level)) {
       const std::string line = std::string("TensorRT: ") + message;
@@ -43,6 +48,13 @@ void TensorRtLogger::log(Severity severity, const char* message) noexcept {
 }
 
 void TensorRtLogger::clear_thread_error() { t_last_error.clear(); }
+
+TensorRtErrorCapture::TensorRtErrorCapture() {
+  TensorRtLogger::clear_thread_error();
+  ++t_captures;
+}
+
+TensorRtErrorCapture::~TensorRtErrorCapture() { --t_captures; }
 
 const std::string& TensorRtLogger::thread_error() { return t_last_error; }
 

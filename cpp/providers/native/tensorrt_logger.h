@@ -1,7 +1,11 @@
 // TensorRT's log routed to the host's log (ProviderEnvironment::log), with
 // TensorRT's severities mapped to ours. TensorRT reports why a call failed
 // only through its logger, so the last error of each thread is kept for the
-// provider's own error messages.
+// provider's own error messages. An error logged while a
+// TensorRtErrorCapture lives on the thread is the reason its call's failure
+// message carries (tensorrt_reason()), so it is logged at info, shown with
+// the log-level switch (the rule of the ExecuTorch log route); any other
+// error is logged at error.
 #pragma once
 
 #include <NvInferRuntime.h>
@@ -25,6 +29,17 @@ class TensorRtLogger final : public nvinfer1::ILogger {
 
  private:
   ProviderEnvironment environment_;
+};
+
+// Around one TensorRT call whose failure message appends tensorrt_reason():
+// clears the thread's last error, and keeps the errors TensorRT logs on the
+// thread meanwhile out of the error level.
+class TensorRtErrorCapture {
+ public:
+  TensorRtErrorCapture();
+  ~TensorRtErrorCapture();
+  TensorRtErrorCapture(const TensorRtErrorCapture&) = delete;
+  TensorRtErrorCapture& operator=(const TensorRtErrorCapture&) = delete;
 };
 
 // A line of the provider's own, printf-style, through the host's log.

@@ -44,7 +44,7 @@ void load_builtin_plugins(const TensorRtLibrary& library, const ProviderEnvironm
 }
 
 Status load_plugin_library(nvinfer1::IRuntime& runtime, const std::string& path) {
-  TensorRtLogger::clear_thread_error();
+  const TensorRtErrorCapture capture;
   if (runtime.getPluginRegistry().loadLibrary(path.c_str()) == nullptr) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "TensorRT could not load plugin library '" + path +

@@ -69,7 +69,7 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
     // keeps the logged figure true.
     const int64_t budget = request.has_budget ? std::min(request.budget, streamable)
                                               : engine.getWeightStreamingAutomaticBudget();
-    TensorRtLogger::clear_thread_error();
+    const TensorRtErrorCapture capture;
     if (!engine.setWeightStreamingBudgetV2(budget)) {
       if (request.has_budget) {
         return Status(TTE_ERROR_RUNTIME,
@@ -82,7 +82,7 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
                      "TensorRT refused its automatic weight streaming budget of %lld bytes; "
                      "streaming all weights (budget 0)%s",
                      static_cast<long long>(budget), tensorrt_reason().c_str());
-      TensorRtLogger::clear_thread_error();
+      const TensorRtErrorCapture retry_capture;
       if (!engine.setWeightStreamingBudgetV2(0)) {
         return Status(TTE_ERROR_RUNTIME,
                       "TensorRT refused weight streaming budgets of " + std::to_string(budget) +

@@ -5,6 +5,7 @@
 #include "backend/provider_registry.h"
 #include "backend/tensorrt_delegate.h"
 #include "common/executorch_failure.h"
+#include "common/executorch_log.h"
 #include "common/logging.h"
 #include "cuda/cuda_allocator.h"
 #include "torch_tensorrt_executorch/c_api.h"
@@ -104,11 +105,21 @@ std::string registration_problem() {
   }
 }
 
-bool TensorRTBackend::is_available() const { return check_registration() == Error::Ok; }
+bool TensorRTBackend::is_available() const {
+  // ExecuTorch asks before each init: the route (see init) is in place for
+  // every line it logs about this delegate.
+  route_executorch_log();
+  return check_registration() == Error::Ok;
+}
 
 Result<DelegateHandle*> TensorRTBackend::init(BackendInitContext& context,
                                               FreeableBuffer* processed,
                                               ArrayRef<CompileSpec> compile_specs) const {
+  // ExecuTorch logs why an init or execute failed after it returns; a
+  // printer installed since the library loaded (executorch.runtime's, when
+  // imported after this package) would print it raw. One atomic load when
+  // the route is in place.
+  route_executorch_log();
   // Reached only through our own instance, but the check keeps direct
   // callers (tests, another registry) honest too.
   Error registered = check_registration();
@@ -125,6 +136,7 @@ Result<DelegateHandle*> TensorRTBackend::init(BackendInitContext& context,
 
 Error TensorRTBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
                                Span<EValue*> args) const {
+  route_executorch_log();
   if (handle == nullptr) {
     report_to_executorch(
         Status(TTE_ERROR_INVALID_ARGUMENT, "TensorRTBackend execute got no delegate handle"));

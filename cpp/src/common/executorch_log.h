@@ -16,8 +16,11 @@
 namespace tte {
 
 // Installs the route, or installs it again where something replaced it
-// since. Cheap when it is in place. Runs when the library loads; the Program
-// API calls it before each call into ExecuTorch.
+// since. Cheap when it is in place (one atomic load; a mutex only to
+// install). Runs when the library loads; the Program API calls it before
+// each call into ExecuTorch, the backend at each is_available, init and
+// execute (so that the stock runtime's lines are routed whatever the import
+// order).
 void route_executorch_log();
 
 }  // namespace tte

@@ -52,25 +52,34 @@ Status Program::open_buffer(const void* data, size_t size, ProgramOptions option
 Status Program::open(const ProgramSource& source, ProgramOptions options,
                      std::shared_ptr<Program>* out) {
   std::shared_ptr<Program> program(new Program());
-  // One pass over the options: max_concurrent_runs is the program's, not a
-  // backend's, so it is taken out here; cuda_graphs decides outputs_in_place_.
+  // One pass over the options, read as TensorRTBackend reads its own (only
+  // its backend id; the last value given wins): max_concurrent_runs is the
+  // program's, not the backend's, so it is taken out here; cuda_graphs
+  // decides outputs_in_place_. Other backends' options pass through as given.
   std::vector<BackendOptionValue> backend_options;
+  const BackendOptionValue* max_concurrent_runs = nullptr;
   for (BackendOptionValue& option : options.backend_options) {
-    if (option.key != kMaxConcurrentRunsOption) {
-      // cuda_graphs as TensorRTBackend reads it: the last value given wins;
-      // a value of the wrong type fails the load later, so it counts as on.
-      if (option.backend == TTE_BACKEND_NAME && option.key == kCudaGraphsOption) {
+    if (option.backend != TTE_BACKEND_NAME) {
+      backend_options.push_back(std::move(option));
+    } else if (option.key == kMaxConcurrentRunsOption) {
+      max_concurrent_runs = &option;
+    } else {
+      // A cuda_graphs value of the wrong type fails the load later, so it
+      // counts as on.
+      if (option.key == kCudaGraphsOption) {
         program->outputs_in_place_ = !(option.type == TTE_OPTION_STRING || option.int_value != 0);
       }
       backend_options.push_back(std::move(option));
-      continue;
     }
-    if (option.type != TTE_OPTION_INT || option.int_value < 1 || option.int_value > 1024) {
+  }
+  if (max_concurrent_runs != nullptr) {
+    if (max_concurrent_runs->type != TTE_OPTION_INT || max_concurrent_runs->int_value < 1 ||
+        max_concurrent_runs->int_value > 1024) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
                     std::string("option '") + kMaxConcurrentRunsOption +
                         "' must be an int from 1 to 1024 (runs of one method at once)");
     }
-    program->max_concurrent_runs_ = static_cast<int>(option.int_value);
+    program->max_concurrent_runs_ = static_cast<int>(max_concurrent_runs->int_value);
   }
   options.backend_options = std::move(backend_options);
   program->options_ = std::move(options);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/tte_run/arguments.h"
+#include "tools/tte_run/failure.h"
 #include "tools/tte_run/inputs.h"
 #include "tools/tte_run/outputs.h"
 #include "tools/tte_run/report.h"
@@ -33,20 +34,15 @@ std::string native_provider_absence() {
   return error.message;
 }
 
-// A step that failed: the exit status and, for failures, the message.
-struct Failure {
-  int exit_code = kExitFailure;
-  std::string message;
-};
-
 using ProgramHandle = std::unique_ptr<TteProgram, decltype(&tte_program_close)>;
 
 std::optional<Failure> load_providers(const Arguments& args) {
   TteError error{};
   for (const std::string& library : args.providers) {
     if (tte_load_engine_provider_library(library.c_str(), TTE_PROVIDER_OTHER, &error) != TTE_OK) {
-      return Failure{kExitFailure,
-                     "cannot load provider library '" + library + "': " + error.message};
+      Failure failure = api_failure(error);
+      failure.message = "cannot load provider library '" + library + "': " + failure.message;
+      return failure;
     }
   }
   return std::nullopt;
@@ -57,7 +53,7 @@ std::optional<Failure> open_program(const Arguments& args, ProgramHandle* out) {
   std::vector<TteBackendOption> backend_options;
   for (size_t i = 0; i < args.options.size(); ++i) {
     if (auto usage = parse_option(args.options[i], &option_texts[i])) {
-      return Failure{kExitUsage, usage->message};
+      return usage_failure(usage->message);
     }
     backend_options.push_back(option_texts[i].option);
   }
@@ -74,7 +70,7 @@ std::optional<Failure> open_program(const Arguments& args, ProgramHandle* out) {
   TteProgram* program = nullptr;
   TteError error{};
   if (tte_program_open_file(args.model.c_str(), &options, &program, &error) != TTE_OK) {
-    return Failure{kExitFailure, error.message};
+    return api_failure(error);
   }
   out->reset(program);
   return std::nullopt;
@@ -111,7 +107,7 @@ std::optional<Failure> check_provider_present(TteProgram* program, const std::st
   char* description = nullptr;
   TteError error{};
   if (tte_program_describe_json(program, &description, &error) != TTE_OK) {
-    return Failure{kExitFailure, error.message};
+    return api_failure(error);
   }
   const nlohmann::json described = nlohmann::json::parse(description, nullptr, false);
   tte_free_string(description);
@@ -158,23 +154,22 @@ std::optional<Failure> make_inputs(const Arguments& args, TteProgram* program,
                                    size_t* num_outputs) {
   TteError error{};
   if (tte_program_load_method(program, method.c_str(), &error) != TTE_OK) {
-    return Failure{kExitFailure, error.message};
+    return api_failure(error);
   }
   size_t num_inputs = 0;
   if (tte_program_method_io_count(program, method.c_str(), &num_inputs, num_outputs, &error) !=
       TTE_OK) {
-    return Failure{kExitFailure, error.message};
+    return api_failure(error);
   }
   if (!args.inputs.empty() && args.inputs.size() != num_inputs) {
-    return Failure{kExitUsage, "method '" + method + "' takes " + std::to_string(num_inputs) +
-                                   " inputs, got " + std::to_string(args.inputs.size()) +
-                                   " --input"};
+    return usage_failure("method '" + method + "' takes " + std::to_string(num_inputs) +
+                         " inputs, got " + std::to_string(args.inputs.size()) + " --input");
   }
   *values = std::vector<InputValue>(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) {
     TteValueInfo info{};
     if (tte_program_input_info(program, method.c_str(), i, &info, &error) != TTE_OK) {
-      return Failure{kExitFailure, error.message};
+      return api_failure(error);
     }
     const std::string* source = args.inputs.empty() ? nullptr : &args.inputs[i];
     if (auto message = make_input(info, i, source, &(*values)[i])) {
@@ -201,7 +196,7 @@ std::optional<Failure> run_timed(const Arguments& args, TteProgram* program,
                                              0, outputs->data(), outputs->size(), &error);
     const auto end = std::chrono::steady_clock::now();
     if (status != TTE_OK) {
-      return Failure{kExitFailure, error.message};
+      return api_failure(error);
     }
     if (run >= args.warmup) {
       latencies_ms->push_back(std::chrono::duration<double, std::milli>(end - start).count());
@@ -262,18 +257,15 @@ std::optional<Failure> run(const Arguments& args) {
 int main(int argc, char** argv) {
   using namespace tte::tools;
   Arguments args;
+  std::optional<Failure> failure;
   if (auto usage = parse_arguments(argc, argv, &args)) {
-    std::fprintf(stderr, "tte-run: %s\n%s", usage->message.c_str(), kUsage);
-    return kExitUsage;
+    failure = usage_failure(usage->message);
+  } else {
+    failure = run(args);
   }
-  const std::optional<Failure> failure = run(args);
   if (!failure) {
     return kExitOk;
   }
-  if (failure->exit_code == kExitUsage) {
-    std::fprintf(stderr, "tte-run: %s\n%s", failure->message.c_str(), kUsage);
-  } else {
-    std::fprintf(stderr, "tte-run: error: %s\n", failure->message.c_str());
-  }
+  print_failure(args, *failure);
   return failure->exit_code;
 }

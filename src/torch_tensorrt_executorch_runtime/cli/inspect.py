@@ -188,7 +188,9 @@ def _load_methods(path: Path, info) -> dict:
             try:
                 program.load_method(name)
             except Error as exc:
-                return {"ok": False, "error": f"method '{name}': {exc}"}
+                # The plugin's message names the method ("cannot load method 'forward': ...").
+                reason = str(exc)
+                return {"ok": False, "error": reason if f"'{name}'" in reason else f"method '{name}': {reason}"}
         return {"ok": True, "data_files": [str(p) for p in data_files]}
     finally:
         program.close()

@@ -45,6 +45,11 @@ class DelegateInfo:
 
     `provider` names the engine provider serving it once its method is loaded
     ("" before); `error` says why its blob is unreadable or its init failed.
+    `bindings`: {"name", "is_input", "dtype", "shape"} per engine tensor, as
+    the blob records them; "dtype" and "shape" are None where the blob records
+    neither (Torch-TensorRT's blobs record names and directions only; loading
+    the method does not change that): the method's inputs and outputs
+    (`Program.method(...).inputs`) give the tensors' dtypes and shapes.
     """
 
     method: str
@@ -110,6 +115,16 @@ def _recorded_devices(file: Path | bytes | None) -> dict[str, dict[tuple[str, in
     return devices
 
 
+def _binding(doc: Mapping[str, Any]) -> dict:
+    """A blob's io_binding; the reader writes "" and [] for a dtype and shape the blob does not record."""
+    binding = dict(doc)
+    if not binding.get("dtype"):
+        binding["dtype"] = None
+        if not binding.get("shape"):
+            binding["shape"] = None
+    return binding
+
+
 def delegate_info(method: str, doc: Mapping[str, Any]) -> DelegateInfo:
     """DelegateInfo from a delegate record as the C API describes it (blob, compile specs, provider, error)."""
     blob = doc.get("blob") if isinstance(doc.get("blob"), Mapping) else {}
@@ -120,7 +135,7 @@ def delegate_info(method: str, doc: Mapping[str, Any]) -> DelegateInfo:
     return DelegateInfo(
         method=method,
         provider=doc.get("provider", ""),
-        bindings=tuple(blob.get("io_bindings", ())),
+        bindings=tuple(_binding(b) for b in blob.get("io_bindings", ())),
         aliased_io=tuple(blob.get("aliased_io", ())),
         engine_size=int(blob.get("engine_size", 0)),
         device_id=int(blob.get("device_id", 0)),

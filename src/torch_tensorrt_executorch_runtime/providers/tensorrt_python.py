@@ -151,13 +151,14 @@ class TensorRTProvider:
         self._errors = threading.local()
 
     # TensorRT's logger: forward to ours, and remember errors so that a
-    # failed call can say why.
+    # failed call can say why. An error collected for a call is logged at
+    # info (its exception carries it), any other at error.
     def _log(self, module: str, severity: str, message: str) -> None:
         if severity in ("INTERNAL_ERROR", "ERROR"):
             errors = getattr(self._errors, "messages", None)
             if errors is not None:
                 errors.append(message)
-            logger.error("%s: %s", module, message)
+            (logger.info if errors is not None else logger.error)("%s: %s", module, message)
         elif severity == "WARNING":
             logger.warning("%s: %s", module, message)
         elif severity == "INFO":
