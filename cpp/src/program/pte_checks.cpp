@@ -13,6 +13,7 @@
 #include "common/host_memory.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
+#include "program/executorch_step.h"
 #include "tte_version.h"
 
 namespace tte {
@@ -409,9 +410,9 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
         error = (is_input ? meta.input_tensor_meta(i) : meta.output_tensor_meta(i)).error();
       }
       if (error != et::Error::Ok) {
-        return Status(TTE_ERROR_INVALID_PROGRAM,
-                      "method '" + method + "' is damaged: " + (is_input ? "input " : "output ") +
-                          std::to_string(i) + " cannot be read (" + et_error_text(error) + ")");
+        return damaged_method_meta(error, std::string("method '") + method + "': " +
+                                              (is_input ? "input " : "output ") +
+                                              std::to_string(i) + " cannot be read");
       }
     }
   }
