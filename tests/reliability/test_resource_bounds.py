@@ -78,7 +78,7 @@ def test_planned_memory_past_what_is_available_is_refused_unallocated(
         f"program = tte.load({str(path)!r})\nattempt(lambda: program.forward(x))\n"
         "attempt(lambda: program.forward(x))",
     )
-    assert outcomes[0].startswith("DeviceOutOfMemoryError: method 'forward' plans 1125899906842624 bytes")
+    assert outcomes[0].startswith("HostOutOfMemoryError: method 'forward' plans 1125899906842624 bytes")
     assert "more than is available to this process now" in outcomes[0]
     assert "max_planned_memory" in outcomes[0]
     assert outcomes[1] == outcomes[0]
@@ -92,8 +92,11 @@ def test_max_planned_memory_bounds_and_raises_the_limit(tte, host_provider, pack
     data = packed["add_one"].read_bytes()
     with tte.load(data, max_planned_memory=32) as program:
         for _ in range(2):
-            with pytest.raises(tte.errors.DeviceOutOfMemoryError, match=r"more than max_planned_memory allows \(32 bytes\)"):
+            with pytest.raises(tte.errors.HostOutOfMemoryError, match=r"more than max_planned_memory allows \(32 bytes\)") as info:
                 program.forward(x)
+            # Host memory: nothing that frees device memory would help.
+            assert not isinstance(info.value, tte.errors.DeviceOutOfMemoryError)
+            assert isinstance(info.value, MemoryError)
     with tte.load(data, max_planned_memory=1 << 20) as program:
         (y,) = program.forward(x)
         np.testing.assert_array_equal(y, x + 1)
@@ -139,3 +142,4 @@ def test_large_file_that_is_no_program_is_not_read_whole(run_python, host_provid
     assert outcomes[0].startswith("InvalidProgramError: cannot load ")
     assert ("'ET12'" if role == "program" else "'FH01'") in outcomes[0]
     assert growth < 64 << 20, f"peak resident set grew by {growth} bytes for a {2 * GIB}-byte file"
+
