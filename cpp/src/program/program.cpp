@@ -462,6 +462,7 @@ Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t nu
   output_options.allocate = options.allocate_output;
   output_options.allocator_context = options.allocator_context;
   output_options.in_place = outputs_in_place_;
+  output_options.max_planned_memory = options_.max_planned_memory;
   if (!options.copy_outputs) {
     output_options.keep_alive = shared_from_this();
   }

@@ -428,7 +428,7 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
                                                    std::to_string(i) + " has no valid size");
     }
     if (!device.ok() || device->is_cpu()) {
-      host_bytes += static_cast<uint64_t>(*size);
+      host_bytes = saturating_add(host_bytes, static_cast<uint64_t>(*size));
     }
   }
   const uint64_t limit = max_planned_memory > 0 ? max_planned_memory : available_host_memory();
