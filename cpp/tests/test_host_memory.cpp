@@ -1,5 +1,5 @@
 // saturating_add: the sum of a method's planned host buffers, compared with
-// the planned-memory bound (pte_checks.cpp), stops at UINT64_MAX instead of
+// the planned-memory bound (method_load_checks.cpp), stops at UINT64_MAX instead of
 // wrapping below the bound.
 #include <gtest/gtest.h>
 

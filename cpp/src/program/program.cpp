@@ -16,7 +16,7 @@
 #include "program/program_inputs.h"
 #include "program/program_metadata.h"
 #include "program/program_outputs.h"
-#include "program/pte_checks.h"
+#include "program/method_load_checks.h"
 
 namespace tte {
 

@@ -11,7 +11,8 @@
 #include "common/et_status.h"
 #include "common/text.h"
 #include "program/executorch_step.h"
-#include "program/pte_checks.h"
+#include "program/ptd_file_checks.h"
+#include "program/pte_file_checks.h"
 
 namespace tte {
 

@@ -400,7 +400,7 @@ Status give_caller_buffer(et::Method& method, MethodState& state, const OutputOp
 }
 
 // A host buffer of `nbytes` for an unplanned output, within the bound that
-// planned memory has (pte_checks.cpp).
+// planned memory has (method_load_checks.cpp).
 Status reserve_output_on_host(AlignedHostBuffer& buffer, size_t nbytes, const std::string& label,
                               uint64_t max_planned_memory) {
   const uint64_t limit = max_planned_memory > 0 ? max_planned_memory : available_host_memory();
