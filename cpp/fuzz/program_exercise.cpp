@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "hostile_dlpack.h"
 #include "program/dlpack_convert.h"
 
 namespace tte_fuzz {
@@ -80,7 +81,31 @@ void release(std::vector<TteOutput>& outputs) {
   }
 }
 
-void exercise_method(TteProgram* program, const char* method) {
+// One more run with every tensor input bent as the fuzzer's `choices` say
+// (hostile_dlpack.h): refused with a message that explains, or run.
+void run_hostile(TteProgram* program, const char* method, const std::vector<TteInput>& inputs,
+                 const std::vector<TteValueInfo>& infos, const std::vector<InputTensor>& tensors,
+                 std::size_t num_outputs, const Choices& choices) {
+  std::vector<HostileTensor> hostile(inputs.size());
+  std::vector<TteInput> bent = inputs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].tag != TTE_VALUE_TENSOR) continue;
+    const std::uint8_t choice = choices.data[i % choices.size] ^ static_cast<std::uint8_t>(i * 37);
+    make_hostile_tensor(choice, infos[i].rank, infos[i].sizes, tensors[i].tensor.dtype,
+                        tensors[i].bytes.size(), hostile[i]);
+    bent[i].tensor = &hostile[i].tensor;
+    bent[i].int_value = hostile[i].flags;
+  }
+  TteError error{};
+  std::vector<TteOutput> outputs(num_outputs);
+  const int copy = choices.data[0] & 1;
+  const TteStatus status = tte_program_run(program, method, bent.data(), bent.size(), copy,
+                                           outputs.data(), outputs.size(), &error);
+  if (status != TTE_OK) check_error(status, error);
+  release(outputs);
+}
+
+void exercise_method(TteProgram* program, const char* method, const Choices& choices) {
   // Reading I/O info already loads the method (for its actual sizes).
   TteError error{};
   std::size_t num_inputs = 0;
@@ -92,8 +117,9 @@ void exercise_method(TteProgram* program, const char* method) {
   }
   std::vector<InputTensor> tensors(num_inputs);
   std::vector<TteInput> inputs(num_inputs);
+  std::vector<TteValueInfo> infos(num_inputs);
   for (std::size_t i = 0; i < num_inputs; ++i) {
-    TteValueInfo info{};
+    TteValueInfo& info = infos[i];
     status = tte_program_input_info(program, method, i, &info, &error);
     if (status != TTE_OK) {
       check_error(status, error);
@@ -135,6 +161,9 @@ void exercise_method(TteProgram* program, const char* method) {
     if (status != TTE_OK) check_error(status, error);
     release(outputs);
   }
+  if (choices.size > 0) {
+    run_hostile(program, method, inputs, infos, tensors, num_outputs, choices);
+  }
 }
 
 }  // namespace
@@ -168,7 +197,7 @@ TteProgramOptions open_options() {
   return options;
 }
 
-void exercise_program(TteProgram* program) {
+void exercise_program(TteProgram* program, const Choices& choices) {
   TteError error{};
   std::size_t count = 0;
   if (tte_program_num_methods(program, &count, &error) == TTE_OK) {
@@ -176,7 +205,7 @@ void exercise_program(TteProgram* program) {
       const char* name = nullptr;
       if (tte_program_method_name(program, i, &name, &error) != TTE_OK) continue;
       check(name != nullptr, "a method has a name");
-      exercise_method(program, name);
+      exercise_method(program, name, choices);
     }
     const char* past_end = nullptr;
     check(tte_program_method_name(program, count, &past_end, &error) != TTE_OK,

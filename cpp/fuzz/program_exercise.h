@@ -28,8 +28,15 @@ constexpr std::uint64_t kMaxPlannedBytes = 64 << 20;
 // Options to open a program with: max_planned_memory = kMaxPlannedBytes.
 TteProgramOptions open_options();
 
+// The fuzzer's say in how inputs are bent (hostile_dlpack.h): bytes of its
+// input, used in turn for each tensor input.
+struct Choices {
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
 // Every method (up to 16): I/O count and info, load, two runs (views and
-// copies) with zero inputs shaped as the info says; then the description.
-void exercise_program(TteProgram* program);
+// copies) with zero inputs shaped as the info says, and, with `choices`, a
+// third whose tensor inputs are bent; then the description.
+void exercise_program(TteProgram* program, const Choices& choices);
 
 }  // namespace tte_fuzz

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 
 TTE_OK = 0
@@ -85,6 +86,16 @@ class ExecutionError(Error):
 
 
 class DeviceOutOfMemoryError(Error, MemoryError):
+    """A device (CUDA) allocation failed."""
+
+    status = TTE_ERROR_OUT_OF_MEMORY
+
+
+class HostOutOfMemoryError(Error, MemoryError):
+    """Host memory was refused: a method plans more than `max_planned_memory` (or than is
+    available), or a host allocation failed. Not a DeviceOutOfMemoryError: freeing device memory
+    does not help. Both are MemoryErrors."""
+
     status = TTE_ERROR_OUT_OF_MEMORY
 
 
@@ -100,6 +111,18 @@ class NotSupportedError(Error):
 
 class NotFoundError(Error, LookupError):
     status = TTE_ERROR_NOT_FOUND
+
+
+class MissingFileError(NotFoundError, FileNotFoundError):
+    """A file the caller named (a program) does not exist. A FileNotFoundError too, as open() raises."""
+
+    def __init__(self, message: str, path: str | os.PathLike | None = None):
+        super().__init__(message)
+        self.errno = errno.ENOENT
+        self.filename = None if path is None else os.fspath(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class InvalidProgramError(Error, ValueError):
@@ -163,8 +186,15 @@ _BY_STATUS = {
 }
 
 
+# The plugin reports host and device memory refused with one status; its messages
+# about host memory say so ("... bytes of host memory", "... host bytes for ...").
+_HOST_MEMORY = re.compile(r"\bhost (memory|bytes)\b")
+
+
 def error_for_status(status: int, message: str) -> Error:
     cls = _BY_STATUS.get(status, Error)
+    if cls is DeviceOutOfMemoryError and _HOST_MEMORY.search(message or ""):
+        cls = HostOutOfMemoryError
     if not message:
         message = f"TensorRTBackend C API call failed ({STATUS_NAMES.get(status, status)})"
     return cls(message, status)
@@ -182,7 +212,7 @@ _FILE_KINDS = (
 def path_error(path: str | os.PathLike, what: str) -> Exception | None:
     """Why `path` cannot be opened as a file, as the exception to raise; None for a regular file.
 
-    `what` names it ("program", "data file"). Missing: FileNotFoundError (as
+    `what` names it ("program", "data file"). Missing: MissingFileError, a FileNotFoundError too (as
     open() raises). A directory, FIFO, device, socket or symbolic link loop:
     InvalidArgumentError saying which, worded as the plugin words the same
     refusal, so neither a FIFO is read nor "not found" said of a file that
@@ -191,7 +221,7 @@ def path_error(path: str | os.PathLike, what: str) -> Exception | None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return FileNotFoundError(errno.ENOENT, f"{what} not found", os.fspath(path))
+        return MissingFileError(f"cannot open {what} '{os.fspath(path)}': it does not exist", path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return InvalidArgumentError(
@@ -225,11 +255,13 @@ __all__ = [
     "DeviceOutOfMemoryError",
     "Error",
     "ExecutionError",
+    "HostOutOfMemoryError",
     "InternalError",
     "InvalidArgumentError",
     "InvalidProgramError",
     "InvalidStateError",
     "MissingDataError",
+    "MissingFileError",
     "MissingPackageError",
     "NoDeviceError",
     "NotAcceptedError",

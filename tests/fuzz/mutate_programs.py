@@ -18,7 +18,11 @@ a program with external data (tests/fuzz/regressions/ and
 cpp/fuzz/corpus/program/ hold seeds; `--pack DIR` first writes programs with
 .ptd files there, which needs torch). The summary goes to stdout, and with
 --json to a file. Methods may plan at most --max-planned-memory bytes (the
-load option), so a campaign stays within a shared machine.
+load option), so a campaign stays within a shared machine; 0 leaves load's
+default bound (the memory available when a method loads), which is what
+users get: run that under a limit on the worker's address space (`ulimit -v`)
+so a mutant planning gigabytes is refused by the allocator rather than
+honoured on a shared machine.
 
 An error is *bare* when its message ends in nothing but an ExecuTorch code
 ("cannot load method 'forward': Error::InvalidState (0x2)"): the share of
@@ -113,7 +117,7 @@ def exercise(tte, job: dict) -> list[dict]:
     source = pathlib.Path(job["pte"]).read_bytes() if job["from_bytes"] else job["pte"]
     data = [job["ptd"]] if job.get("ptd") else []
     program, ok = attempt(
-        "open", lambda: tte.load(source, data_path=data, max_planned_memory=job["max_planned_memory"])
+        "open", lambda: tte.load(source, data_path=data, max_planned_memory=job["max_planned_memory"] or None)
     )
     if not ok:
         return events
@@ -296,6 +300,7 @@ def campaign(args) -> dict:
     return {
         "seed": args.seed,
         "seconds": args.seconds,
+        "max_planned_memory": args.max_planned_memory or "default (available memory)",
         "mutants": counts["mutants"],
         "mutation_kinds": dict(kinds),
         "opened": counts["opened"],
@@ -323,7 +328,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=0, help="stop after this many mutants (0: no limit)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60)
-    parser.add_argument("--max-planned-memory", type=int, default=256 << 20)
+    parser.add_argument("--max-planned-memory", type=int, default=256 << 20,
+                        help="bytes of host memory a method may plan (0: load's default bound, what is available)")
     parser.add_argument("--pack", type=pathlib.Path, help="first pack programs with .ptd files into this folder")
     parser.add_argument("--artifacts", default=root / "build" / "fuzz" / "artifacts" / "mutate-programs")
     parser.add_argument("--json", type=pathlib.Path, help="also write the summary here")

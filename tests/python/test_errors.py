@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
 
 import numpy as np
@@ -11,8 +12,11 @@ torch = pytest.importorskip("torch")
 
 
 def test_missing_file(tte, tmp_path):
-    with pytest.raises(FileNotFoundError, match="nope.pte"):
+    with pytest.raises(tte.errors.MissingFileError, match="nope.pte': it does not exist") as info:
         tte.load(tmp_path / "nope.pte")
+    # Code written for the builtin error keeps working.
+    assert isinstance(info.value, FileNotFoundError) and info.value.errno == errno.ENOENT
+    assert isinstance(info.value, tte.errors.NotFoundError)
 
 
 def test_missing_data_file(tte, programs, tmp_path):

@@ -10,7 +10,9 @@ depend on import order and the log on stderr, run in a fresh one.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -261,3 +263,60 @@ def test_unreadable_executorch_folder_is_an_import_error(run_python, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("PluginLoadError cannot read ExecuTorch's runtime library"), result.stdout
     assert "Permission denied" in result.stdout and "chmod" in result.stdout
+
+
+DENY_UNDER_ROOT = """
+    import os, pathlib
+    if os.geteuid() == 0:
+        # root reads any folder: make this one answer as it would anyone else
+        stat = pathlib.Path.stat
+        def denied(self, *args, **kwargs):
+            if {marker!r} in str(self):
+                raise PermissionError(13, "Permission denied", str(self))
+            return stat(self, *args, **kwargs)
+        pathlib.Path.stat = denied
+"""
+
+
+def test_unreadable_plugin_folder_is_an_import_error(run_python, tmp_path):
+    """The package's own lib/ folder (where the wheel ships the plugin) cannot be read."""
+    import importlib.util
+
+    installed = Path(importlib.util.find_spec("torch_tensorrt_executorch_runtime").submodule_search_locations[0])
+    copy = tmp_path / "site" / installed.name
+    shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    code = DENY_UNDER_ROOT.format(marker="torch_tensorrt_executorch_runtime/lib") + """
+    try:
+        import torch_tensorrt_executorch_runtime
+        print("imported from", torch_tensorrt_executorch_runtime.__file__)
+    except ImportError as exc:
+        print(type(exc).__name__, exc)
+    """
+    os.chmod(copy / "lib", 0)
+    try:
+        result = run_python(code, env={"PYTHONPATH": str(copy.parent), "TORCH_TENSORRT_EXECUTORCH_LIBRARY": ""})
+    finally:
+        os.chmod(copy / "lib", stat.S_IRWXU)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("PluginLoadError cannot read the TensorRTBackend plugin"), result.stdout
+    assert "Permission denied" in result.stdout and "chmod" in result.stdout
+
+
+def test_unreadable_provider_library_folder_is_a_plugin_load_error(run_python, tmp_path):
+    folder = tmp_path / "providers"
+    folder.mkdir()
+    code = DENY_UNDER_ROOT.format(marker=str(folder)) + f"""
+    import torch_tensorrt_executorch_runtime as tte
+    try:
+        tte.register_provider_library({str(folder / "libprovider.so")!r})
+    except ImportError as exc:
+        print(type(exc).__name__, exc)
+    """
+    os.chmod(folder, 0)
+    try:
+        result = run_python(code)
+    finally:
+        os.chmod(folder, stat.S_IRWXU)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("PluginLoadError cannot read the provider library"), result.stdout
+    assert "chmod" in result.stdout

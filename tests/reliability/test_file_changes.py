@@ -110,3 +110,106 @@ def test_changed_data_file_is_refused(run_python, host_provider_file, packed, tm
     result = run_python(code)
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
     assert "refused: cannot load method 'forward': data file" in result.stdout, result.stdout
+
+
+# What Python reads of the file after load (Program.delegates, Program.methods)
+# goes through the file held open since load, compared with what it was then.
+READS_AFTER_CHANGE = """
+import os, pathlib, shutil, time
+import torch_tensorrt_executorch_runtime as tte
+tte.register_provider_library({provider!r})
+path, other = pathlib.Path({path!r}), pathlib.Path({other!r})
+program = tte.load(path)
+print("before:", [d.method for d in program.delegates])
+time.sleep(0.01)  # a new modification time, on file systems that keep only milliseconds
+{change}
+for name in ("delegates", "methods"):
+    try:
+        value = getattr(program, name)
+        print(f"{{name}} read: {{value!r}}")
+    except tte.errors.InvalidStateError as exc:
+        print(f"{{name}} refused: {{exc}}")
+"""
+
+REPACK = (
+    "from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program\n"
+    "from torch_tensorrt_executorch_runtime.testing import test_engine_spec\n"
+    "pack_program(path, [test_engine_spec('add_one', [TensorSpec('x', 'float32', [4])], "
+    "[TensorSpec('y', 'float32', ['x:0'])])])"
+)
+
+
+@pytest.mark.parametrize(
+    "change", [*CHANGES.values(), REPACK], ids=[*CHANGES.keys(), "pack_program"]
+)
+def test_delegates_and_methods_of_a_changed_file_are_refused(
+    run_python, host_provider_file, packed, program_copy, change
+):
+    """Not a description of another program, nor "truncated": the file changed since it was opened."""
+    result = run_python(
+        READS_AFTER_CHANGE.format(provider=str(host_provider_file), path=str(program_copy),
+                                  other=str(packed["dynamic"]), change=change),
+        timeout=300,
+    )
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    assert "before: ['forward']" in result.stdout, result.stdout
+    for name in ("delegates", "methods"):
+        assert f"{name} refused: program '{program_copy}' " in result.stdout, result.stdout
+    assert result.stdout.count("since the program was opened: open the program again") == 2, result.stdout
+
+
+def test_delegates_of_a_file_renamed_over_describe_the_opened_one(run_python, host_provider_file, packed, program_copy):
+    """A new file renamed over the path leaves the opened one: delegates still describe it."""
+    rename = (
+        "from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program\n"
+        "from torch_tensorrt_executorch_runtime.testing import test_engine_spec\n"
+        "staged = path.with_suffix('.new')\n"
+        "pack_program(staged, {'renamed': test_engine_spec('add_one', [TensorSpec('x', 'float32', [4])], "
+        "[TensorSpec('y', 'float32', ['x:0'])])})\n"
+        "os.replace(staged, path)"
+    )
+    result = run_python(
+        READS_AFTER_CHANGE.format(provider=str(host_provider_file), path=str(program_copy),
+                                  other=str(packed["dynamic"]), change=rename),
+        timeout=300,
+    )
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    assert "delegates read: [DelegateInfo(method='forward'" in result.stdout, result.stdout
+    assert "methods read: {'forward':" in result.stdout, result.stdout
+
+
+def test_delegates_while_the_file_is_cut_and_rewritten_do_not_crash(run_python, host_provider_file, tmp_path):
+    """A thread truncates and rewrites a large program while the main thread reads its delegates.
+    With the file memory-mapped this died of SIGBUS; now each read succeeds or is refused."""
+    code = f"""
+        import dataclasses, os, pathlib, threading, time
+        import torch_tensorrt_executorch_runtime as tte
+        from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
+        from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+        tte.register_provider_library({str(host_provider_file)!r})
+        path = pathlib.Path({str(tmp_path / "big.pte")!r})
+        spec = test_engine_spec('add_one', [TensorSpec('x', 'float32', [4])], [TensorSpec('y', 'float32', ['x:0'])])
+        # A large engine (padded with spaces its JSON parser skips): reads that span many pages.
+        pack_program(path, [dataclasses.replace(spec, engine=spec.engine + b" " * (32 << 20))])
+        whole = path.read_bytes()
+        program = tte.load(path)
+        stop = time.monotonic() + 4
+        def churn():
+            while time.monotonic() < stop:
+                os.truncate(path, 100)
+                path.write_bytes(whole)
+        thread = threading.Thread(target=churn)
+        thread.start()
+        outcomes = {{}}
+        while time.monotonic() < stop:
+            try:
+                program.delegates
+                outcomes["read"] = outcomes.get("read", 0) + 1
+            except tte.errors.InvalidStateError:
+                outcomes["refused"] = outcomes.get("refused", 0) + 1
+        thread.join()
+        print("outcomes:", sorted(outcomes.items()))
+        """
+    result = run_python(code, timeout=120)
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    assert "refused" in result.stdout, result.stdout

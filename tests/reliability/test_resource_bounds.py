@@ -78,7 +78,7 @@ def test_planned_memory_past_what_is_available_is_refused_unallocated(
         f"program = tte.load({str(path)!r})\nattempt(lambda: program.forward(x))\n"
         "attempt(lambda: program.forward(x))",
     )
-    assert outcomes[0].startswith("DeviceOutOfMemoryError: method 'forward' plans 1125899906842624 bytes")
+    assert outcomes[0].startswith("HostOutOfMemoryError: method 'forward' plans 1125899906842624 bytes")
     assert "more than is available to this process now" in outcomes[0]
     assert "max_planned_memory" in outcomes[0]
     assert outcomes[1] == outcomes[0]
@@ -92,8 +92,11 @@ def test_max_planned_memory_bounds_and_raises_the_limit(tte, host_provider, pack
     data = packed["add_one"].read_bytes()
     with tte.load(data, max_planned_memory=32) as program:
         for _ in range(2):
-            with pytest.raises(tte.errors.DeviceOutOfMemoryError, match=r"more than max_planned_memory allows \(32 bytes\)"):
+            with pytest.raises(tte.errors.HostOutOfMemoryError, match=r"more than max_planned_memory allows \(32 bytes\)") as info:
                 program.forward(x)
+            # Host memory: nothing that frees device memory would help.
+            assert not isinstance(info.value, tte.errors.DeviceOutOfMemoryError)
+            assert isinstance(info.value, MemoryError)
     with tte.load(data, max_planned_memory=1 << 20) as program:
         (y,) = program.forward(x)
         np.testing.assert_array_equal(y, x + 1)
@@ -139,3 +142,41 @@ def test_large_file_that_is_no_program_is_not_read_whole(run_python, host_provid
     assert outcomes[0].startswith("InvalidProgramError: cannot load ")
     assert ("'ET12'" if role == "program" else "'FH01'") in outcomes[0]
     assert growth < 64 << 20, f"peak resident set grew by {growth} bytes for a {2 * GIB}-byte file"
+
+
+def _unplanned_output_program(elements: int) -> bytes:
+    """One float32 input, and an output of `elements` float32 the program does not plan
+    (alloc_graph_output=False): the Program API reserves its buffer at run."""
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec, exir, pack_program
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    spec = test_engine_spec("null", [TensorSpec("x", "float32", [1])], [TensorSpec("y", "float32", [elements])])
+    planning = exir.MemoryPlanningPass
+    exir.MemoryPlanningPass = lambda **kwargs: planning(**{**kwargs, "alloc_graph_output": False})
+    try:
+        return pack_program(None, [spec])
+    finally:
+        exir.MemoryPlanningPass = planning
+
+
+def test_unplanned_output_past_the_bound_is_refused_on_every_run(tte, host_provider):
+    import numpy as np
+
+    data = _unplanned_output_program(64)  # 256 bytes of output, 16 planned for the input
+    x = np.ones(1, np.float32)
+    with tte.load(data, max_planned_memory=64) as program:
+        messages = []
+        for _ in range(3):
+            with pytest.raises(tte.errors.HostOutOfMemoryError) as info:
+                program.forward(x)
+            messages.append(str(info.value))
+        assert messages[0] == (
+            "output 0 of 'forward' needs a buffer of 256 bytes of host memory, more than max_planned_memory "
+            "allows (64 bytes): if that size is right, open the program with max_planned_memory set to at "
+            "least 256 (bytes)"
+        )
+        # The refusal is kept: the same error, not a new attempt.
+        assert messages[1] == messages[0] and messages[2] == messages[0]
+    with tte.load(data, max_planned_memory=256) as program:
+        (y,) = program.forward(x)
+        assert y.shape == (64,)

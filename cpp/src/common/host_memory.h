@@ -14,6 +14,12 @@ namespace tte {
 // Falls back to the physical memory size where none of these can be read.
 uint64_t available_host_memory();
 
+// total + more, or UINT64_MAX where that does not fit: a sum of sizes a
+// damaged file gives, compared with a bound, must not wrap below it.
+inline uint64_t saturating_add(uint64_t total, uint64_t more) {
+  return more > UINT64_MAX - total ? UINT64_MAX : total + more;
+}
+
 // "4294967296 bytes (4.0 GiB)".
 std::string byte_count_text(uint64_t bytes);
 

@@ -94,7 +94,12 @@ Status BackendOptionsMap::build(const std::vector<BackendOptionValue>& values) {
         backends_[i].c_str(), et::Span<et::BackendOption>(storage_[i].data(), storage_[i].size()));
     if (error != et::Error::Ok) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    "backend options for '" + backends_[i] + "' refused: " + et_error_text(error));
+                    "backend options for '" + backends_[i] + "' refused by ExecuTorch (" +
+                        et_error_text(error) + "): it takes options for at most " +
+                        std::to_string(kMaxOptionBackends) +
+                        " backends, each named by 1 to 63 characters; got a " +
+                        std::to_string(backends_[i].size()) +
+                        "-character name: pass the backend's name as it registered it");
     }
   }
   return Status::Ok();

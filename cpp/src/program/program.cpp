@@ -16,7 +16,7 @@
 #include "program/program_inputs.h"
 #include "program/program_metadata.h"
 #include "program/program_outputs.h"
-#include "program/pte_checks.h"
+#include "program/method_load_checks.h"
 
 namespace tte {
 
@@ -471,6 +471,7 @@ Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t nu
   output_options.allocate = options.allocate_output;
   output_options.allocator_context = options.allocator_context;
   output_options.in_place = outputs_in_place_;
+  output_options.max_planned_memory = options_.max_planned_memory;
   if (!options.copy_outputs) {
     output_options.keep_alive = shared_from_this();
   }

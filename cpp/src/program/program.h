@@ -1,7 +1,8 @@
 // A .pte program opened through ExecuTorch's Module, run with DLPack tensors:
 // what the "Programs" group of c_api.h does, in C++. This class holds the
 // lock and the per-method state and orders the steps; each step lives in its
-// own file (program_loader, pte_checks, program_inputs, program_outputs,
+// own file (program_loader, pte_file_checks, ptd_file_checks,
+// method_load_checks, program_inputs, program_outputs,
 // program_metadata, etdump_writer). It is shared: the C API's handles and
 // every output view hold it, so memory a view points at outlives close().
 #pragma once

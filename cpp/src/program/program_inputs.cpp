@@ -80,11 +80,12 @@ Status restore_home(InputContext& context, size_t index, const Tensor& target,
     return Status::Ok();
   }
   alias = MethodState::Alias{};
+  ExecuTorchStep step(ProgramStep::kSetInput);
   const et::Error error = et::internal::set_tensor_data(target, spec.home, spec.home_bytes);
   if (error != et::Error::Ok) {
-    return Status(status_code_of(error), "restoring the arena of " +
-                                             io_label(context.state->name, true, index, spec.name) + " failed: " +
-                                             et_error_text(error));
+    return step.failed(error, "pointing " + io_label(context.state->name, true, index, spec.name) +
+                                  " back at its planned memory (" + std::to_string(spec.home_bytes) +
+                                  " bytes) after a run that read the caller's memory failed");
   }
   return Status::Ok();
 }
@@ -196,13 +197,15 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
           page_locked(*tensor, source)) {
         // The delegate can DMA straight from the caller's memory: point the
         // input there instead of copying it into the arena.
+        ExecuTorchStep step(ProgramStep::kSetInput);
         et::Error error = et::resize_tensor(target, {sizes, rank});
         if (error == et::Error::Ok) {
           error = et::internal::set_tensor_data(target, source, nbytes);
         }
         if (error != et::Error::Ok) {
-          return Status(status_code_of(error),
-                        "setting " + label() + " failed: " + et_error_text(error));
+          return step.failed(error, "setting " + label() + " to the caller's " +
+                                        std::to_string(nbytes) + " bytes of shape " +
+                                        format_dims(sizes, rank) + " failed");
         }
         context.state->input_aliases[index] = MethodState::Alias{source, nbytes};
         return Status::Ok();

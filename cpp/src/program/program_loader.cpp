@@ -11,7 +11,8 @@
 #include "common/et_status.h"
 #include "common/text.h"
 #include "program/executorch_step.h"
-#include "program/pte_checks.h"
+#include "program/ptd_file_checks.h"
+#include "program/pte_file_checks.h"
 
 namespace tte {
 
@@ -27,7 +28,8 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
   AlignedHostBuffer buffer;
   if (buffer.reserve(size) != cudaSuccess) {
     return Status(TTE_ERROR_OUT_OF_MEMORY,
-                  std::string("cannot copy the ") + what + " (" + std::to_string(size) + " bytes)");
+                  std::string("cannot copy the ") + what + " (" + std::to_string(size) +
+                      " bytes of host memory)");
   }
   if (size > 0) {
     std::memcpy(buffer.data(), data, size);

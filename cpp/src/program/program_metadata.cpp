@@ -72,7 +72,8 @@ Status fill_value_info(const et::MethodMeta& meta, et::Method* loaded, bool is_i
   }
   auto tag = is_input ? meta.input_tag(index) : meta.output_tag(index);
   if (!tag.ok()) {
-    return damaged_method_meta(tag.error(), "cannot read the type of " + label);
+    return damaged_method_meta(tag.error(), "cannot read the type of " +
+                                                io_label(meta.name(), is_input, index, ""));
   }
   info->tag = value_tag(*tag);
   if (*tag != et::Tag::Tensor) {
@@ -80,7 +81,8 @@ Status fill_value_info(const et::MethodMeta& meta, et::Method* loaded, bool is_i
   }
   auto tensor = is_input ? meta.input_tensor_meta(index) : meta.output_tensor_meta(index);
   if (!tensor.ok()) {
-    return damaged_method_meta(tensor.error(), "cannot read the metadata of " + label);
+    return damaged_method_meta(tensor.error(), "cannot read the metadata of " +
+                                                   io_label(meta.name(), is_input, index, ""));
   }
   const auto sizes = tensor->sizes();
   if (sizes.size() > TTE_MAX_RANK) {

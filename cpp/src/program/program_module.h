@@ -49,6 +49,9 @@ inline const executorch::runtime::EValue& method_input(executorch::runtime::Meth
 struct OutputBuffer {
   AlignedHostBuffer host;
   DeviceBuffer device;
+  // Why a host buffer could not be had (past the bound, or refused by the
+  // allocator): later runs fail with it at once, without a new attempt.
+  Status host_refused;
 };
 
 // One tensor input as the method declares it, read once when the method

@@ -9,6 +9,7 @@
 
 #include "common/dtypes.h"
 #include "common/et_status.h"
+#include "common/host_memory.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"
@@ -398,6 +399,27 @@ Status give_caller_buffer(et::Method& method, MethodState& state, const OutputOp
   return Status::Ok();
 }
 
+// A host buffer of `nbytes` for an unplanned output, within the bound that
+// planned memory has (method_load_checks.cpp).
+Status reserve_output_on_host(AlignedHostBuffer& buffer, size_t nbytes, const std::string& label,
+                              uint64_t max_planned_memory) {
+  const uint64_t limit = max_planned_memory > 0 ? max_planned_memory : available_host_memory();
+  if (nbytes > limit) {
+    return Status(TTE_ERROR_OUT_OF_MEMORY,
+                  label + " needs a buffer of " + byte_count_text(nbytes) + " of host memory, more than " +
+                      (max_planned_memory > 0 ? "max_planned_memory allows (" : "is available now (") +
+                      byte_count_text(limit) +
+                      "): if that size is right, open the program with max_planned_memory set to at "
+                      "least " + std::to_string(nbytes) + " (bytes)");
+  }
+  if (buffer.reserve(nbytes) != cudaSuccess) {
+    return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(nbytes) +
+                                               " host bytes for " + label +
+                                               ": free memory, then open the program again");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void release_caller_outputs(MethodState& state) {
@@ -442,10 +464,14 @@ Status give_output_buffers(et::Method& method, MethodState& state, const OutputO
       data = buffer.device.data();
       capacity = buffer.device.capacity();
     } else {
-      if (buffer.host.reserve(nbytes) != cudaSuccess) {
+      if (buffer.host_refused.ok() &&
+          (buffer.host.data() == nullptr || buffer.host.capacity() < nbytes)) {
+        buffer.host_refused = reserve_output_on_host(buffer.host, nbytes, label,
+                                                     options.max_planned_memory);
+      }
+      if (!buffer.host_refused.ok()) {
         release_caller_outputs(state);
-        return Status(TTE_ERROR_OUT_OF_MEMORY,
-                      "cannot allocate " + std::to_string(nbytes) + " host bytes for " + label);
+        return buffer.host_refused;
       }
       data = buffer.host.data();
       capacity = buffer.host.capacity();

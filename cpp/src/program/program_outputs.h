@@ -29,6 +29,9 @@ struct OutputOptions {
   bool in_place = false;
   // What a view holds on to: the owner of the method's memory.
   std::shared_ptr<const void> keep_alive;
+  // Bound on a host buffer for an unplanned output, as on planned memory
+  // (the load option; 0: what is available when it is first reserved).
+  uint64_t max_planned_memory = 0;
 };
 
 // Gives those outputs their memory before an execute: for an owned run with

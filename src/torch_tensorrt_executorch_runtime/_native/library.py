@@ -51,12 +51,14 @@ def plugin_path() -> Path:
         return Path(override)
     in_package = PACKAGE_DIR / "lib" / LIBRARY_FILE
     in_environment = PACKAGE_DIR.parents[2] / LIBRARY_FILE
-    if not in_package.exists() and in_environment.exists():
+    if not library_exists(in_package, "the TensorRTBackend plugin") and library_exists(
+        in_environment, "the TensorRTBackend plugin"
+    ):
         return in_environment
     return in_package.resolve()
 
 
-def _exists(path: Path, what: str) -> bool:
+def library_exists(path: Path, what: str) -> bool:
     """Whether `path` exists; a folder that cannot be read is an import-time error saying so."""
     try:
         return path.exists()
@@ -87,7 +89,7 @@ def executorch_lib_dir() -> Path | None:
     if root is None:
         return None
     lib = root / "lib"
-    return lib if _exists(lib / "libexecutorch.so", "ExecuTorch's runtime library") else None
+    return lib if library_exists(lib / "libexecutorch.so", "ExecuTorch's runtime library") else None
 
 
 def cuda_runtime_candidates() -> list[Path]:
@@ -122,7 +124,7 @@ def _preload_executorch() -> list[str]:
     problems = []
     for name in EXECUTORCH_LIBRARIES:
         candidate = lib_dir / name
-        if not _exists(candidate, "ExecuTorch's library"):
+        if not library_exists(candidate, "ExecuTorch's library"):
             continue
         try:
             _load(candidate)
@@ -161,7 +163,7 @@ def load_plugin() -> ctypes.CDLL:
         if _plugin is not None:
             return _plugin
         path = plugin_path()
-        if not _exists(path, "the TensorRTBackend plugin"):
+        if not library_exists(path, "the TensorRTBackend plugin"):
             where = f"${LIBRARY_ENV}" if os.environ.get(LIBRARY_ENV) else "the package"
             raise PluginLoadError(
                 f"TensorRTBackend plugin not found at {path} (from {where}). "

@@ -19,16 +19,20 @@ from pathlib import Path
 
 from .. import pte
 from ..errors import InvalidProgramError, MissingDataError
+from .opened_file import OpenedFile
 
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
 DELEGATE_DATA_FILES = {"CudaBackend": ("aoti_cuda_blob.ptd",)}
 
 
-def _program_needs(program: Path):
+def _program_needs(program: Path, opened: OpenedFile | None):
     """(external keys, delegate ids) of the program, or None if it cannot be read here."""
     try:
-        info = pte.read_program(program, payloads=False)
+        if opened is not None:
+            info = opened.read_unchanged(lambda data: pte.read_program(data, payloads=False))
+        else:
+            info = pte.read_program(program, payloads=False)
     except (pte.SchemaNotGeneratedError, InvalidProgramError) as exc:
         # The C API reports a corrupt program with its own message.
         logger.debug("not looking for .ptd files of %s: %s", program, exc)
@@ -37,12 +41,14 @@ def _program_needs(program: Path):
     return set(info.external_constants), delegate_ids
 
 
-def find_data_files(program: Path) -> list[Path]:
-    """The .ptd files beside `program` that it needs (see the module documentation)."""
+def find_data_files(program: Path, opened: OpenedFile | None = None) -> list[Path]:
+    """The .ptd files beside `program` that it needs (see the module documentation).
+
+    opened: the program file as `load` holds it open, read instead of the path."""
     folder = program.parent
     stem_file = folder / f"{program.stem}.ptd"
     chosen = [stem_file] if stem_file.is_file() else []
-    needs = _program_needs(program)
+    needs = _program_needs(program, opened)
     if needs is None:
         return chosen
     needed, delegate_ids = needs

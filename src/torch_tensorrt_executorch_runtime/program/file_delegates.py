@@ -9,41 +9,46 @@ provider serving each delegate and the error of a delegate that failed.
 
 from __future__ import annotations
 
-import contextlib
-import mmap
-import os
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from .. import _native, pte
 from ..errors import Error
 from .metadata import DelegateInfo, delegate_info
+from .opened_file import OpenedFile
 
 
-def describe_delegates(file: Path | bytes, description: Mapping[str, Any]) -> list[DelegateInfo]:
+def describe_delegates(file: OpenedFile | bytes, description: Mapping[str, Any]) -> list[DelegateInfo]:
     """DelegateInfo of every TensorRTBackend delegate in `file`, in method and delegate order.
 
     description: the C API's description of the open program, whose loaded
-    methods list their delegates' providers and errors.
+    methods list their delegates' providers and errors. An opened file is
+    read, one payload at a time (never mapped), and refused with
+    InvalidStateError if it changed since the program was opened.
     """
     loaded = {m["name"]: list(m.get("delegates", ())) for m in description["methods"]}
-    info = pte.read_program(file, payloads=False)
+    if isinstance(file, OpenedFile):
+        return file.read_unchanged(lambda data: _describe(data, loaded))
+    return _describe(file, loaded)
+
+
+def _describe(data: bytes | pte.FileBytes, loaded: Mapping[str, list]) -> list[DelegateInfo]:
+    info = pte.read_program(data, payloads=False)
     result = []
-    with _payload_source(file) as read_payload:
-        for method in info.methods:
-            records = iter(loaded.get(method.name, ()))
-            for delegate in method.delegates:
-                if delegate.id != _native.BACKEND_NAME:
-                    continue
-                doc = _document(delegate, read_payload(delegate))
-                # The plugin records TensorRTBackend delegates in the order it initializes them: the file's order.
-                record = next(records, None)
-                if record is not None:
-                    doc["provider"] = record.get("provider", "")
-                    if record.get("error"):
-                        doc["error"] = record["error"]
-                result.append(delegate_info(method.name, doc))
+    for method in info.methods:
+        records = iter(loaded.get(method.name, ()))
+        for delegate in method.delegates:
+            if delegate.id != _native.BACKEND_NAME:
+                continue
+            payload = bytes(data[delegate.payload_offset : delegate.payload_offset + delegate.payload_size])
+            doc = _document(delegate, payload)
+            # The plugin records TensorRTBackend delegates in the order it initializes them: the file's order.
+            record = next(records, None)
+            if record is not None:
+                doc["provider"] = record.get("provider", "")
+                if record.get("error"):
+                    doc["error"] = record["error"]
+            result.append(delegate_info(method.name, doc))
     return result
 
 
@@ -67,17 +72,6 @@ def _spec_record(key: str, value: bytes) -> dict:
     except UnicodeDecodeError:
         text = None
     return {"key": key, "value": text if text is not None and text.isprintable() else None, "value_hex": value.hex()}
-
-
-@contextlib.contextmanager
-def _payload_source(file: Path | bytes) -> Iterator[Callable[[pte.PteDelegate], bytes]]:
-    """Yields a reader of one delegate payload at a time: a file is mapped, not read whole."""
-    if isinstance(file, bytes | bytearray | memoryview):
-        data = memoryview(file)
-        yield lambda d: bytes(data[d.payload_offset : d.payload_offset + d.payload_size])
-        return
-    with open(os.fspath(file), "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        yield lambda d: mapped[d.payload_offset : d.payload_offset + d.payload_size]
 
 
 __all__ = ["describe_delegates"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from .. import pte
 from .._native import BACKEND_NAME
+from .opened_file import OpenedFile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,7 +81,7 @@ def _value_info(doc: Mapping[str, Any], recorded_device: str | None = None) -> V
     )
 
 
-def methods_from(description: Mapping[str, Any], file: Path | bytes | None) -> dict[str, MethodInfo]:
+def methods_from(description: Mapping[str, Any], file: OpenedFile | bytes | None) -> dict[str, MethodInfo]:
     """MethodInfo by name from the C API's description; `file` (the .pte) supplies recorded devices."""
     devices = _recorded_devices(file)
     methods = {}
@@ -97,12 +97,18 @@ def methods_from(description: Mapping[str, Any], file: Path | bytes | None) -> d
     return methods
 
 
-def _recorded_devices(file: Path | bytes | None) -> dict[str, dict[tuple[str, int], str]]:
-    """Devices the program file tags its method I/O with, by method and (role, index)."""
+def _recorded_devices(file: OpenedFile | bytes | None) -> dict[str, dict[tuple[str, int], str]]:
+    """Devices the program file tags its method I/O with, by method and (role, index).
+
+    An opened file that changed since the program was opened is refused
+    (InvalidStateError), not read as another program."""
     if file is None:
         return {}
     try:
-        info = pte.read_program(file, payloads=False)
+        if isinstance(file, OpenedFile):
+            info = file.read_unchanged(lambda data: pte.read_program(data, payloads=False))
+        else:
+            info = pte.read_program(file, payloads=False)
     except (ImportError, pte.PteFormatError, OSError):
         return {}
     devices: dict[str, dict[tuple[str, int], str]] = {}

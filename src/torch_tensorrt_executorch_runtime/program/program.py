@@ -19,13 +19,15 @@ from ..errors import UnknownMethodError, path_error
 from . import data_files, tensors
 from .file_delegates import describe_delegates
 from .metadata import DelegateInfo, MethodInfo, methods_from
+from .opened_file import OpenedFile
 
 
 class Program:
     """An open ExecuTorch program. Use `load()` to make one."""
 
-    def __init__(self, handle: _native.ProgramHandle, data_paths: tuple[Path, ...], file: Path | bytes | None):
+    def __init__(self, handle: _native.ProgramHandle, data_paths: tuple[Path, ...], file: OpenedFile | bytes):
         self._handle = handle
+        # The .pte (held open since load) or its bytes, for `methods` and `delegates`.
         self._file = file
         self.data_paths = data_paths
         self._method_names = tuple(handle.method_names())
@@ -39,6 +41,8 @@ class Program:
     def close(self) -> None:
         """Release the program. Tensors returned with copy=False keep their memory until they go."""
         self._handle.close()
+        if isinstance(self._file, OpenedFile):
+            self._file.close()
 
     def __enter__(self) -> Program:
         return self
@@ -89,7 +93,8 @@ class Program:
     @property
     def delegates(self) -> list[DelegateInfo]:
         """TensorRTBackend delegates of every method, read from the program file: nothing is
-        loaded or initialized (no GPU needed); `provider` is filled in for methods already loaded."""
+        loaded or initialized (no GPU needed); `provider` is filled in for methods already loaded.
+        InvalidStateError if the file changed since the program was opened."""
         return describe_delegates(self._file, self.describe())
 
     def write_etdump(self, path: str | os.PathLike) -> None:
@@ -202,7 +207,20 @@ def load(
     problem = path_error(pte, "program")
     if problem is not None:
         raise problem
-    if data_path is None:
-        paths = data_files.find_data_files(pte)
-    open_options = _native.OpenOptions(paths, buffers, backend_options, enable_etdump, max_planned_memory or 0)
-    return Program(_native.open_file(pte, open_options), tuple(paths), pte)
+    try:
+        # Held open for what Python reads of the file later (Program.delegates, .methods).
+        opened = OpenedFile(pte)
+    except OSError:
+        opened = None  # the plugin says why (permission denied, ...) when it opens it
+    try:
+        if data_path is None:
+            paths = data_files.find_data_files(pte, opened)
+        open_options = _native.OpenOptions(paths, buffers, backend_options, enable_etdump, max_planned_memory or 0)
+        handle = _native.open_file(pte, open_options)
+        if opened is None:
+            opened = OpenedFile(pte)
+    except BaseException:
+        if opened is not None:
+            opened.close()
+        raise
+    return Program(handle, tuple(paths), opened)

@@ -50,6 +50,7 @@ import os
 from pathlib import Path
 
 from .. import _native
+from .._native.library import library_exists
 from ..errors import NotAcceptedError
 from .adapter import ProviderAdapter
 from .types import Engine, EngineLoadOptions, EngineProvider, IoTensor
@@ -90,7 +91,8 @@ def register_provider_library(path: str | os.PathLike, *, kind: str = "other") -
     """Load a provider library (exports `tte_engine_provider_entry`); returns the names it added."""
     _check_choice("kind", kind, _native.PROVIDER_KINDS)
     path = Path(path)
-    if not path.exists():
+    # A folder that cannot be read is a PluginLoadError saying so, not a bare PermissionError.
+    if not library_exists(path, "the provider library"):
         raise FileNotFoundError(f"provider library not found: {path}")
     before = set(_native.provider_names())
     _native.load_provider_library(path.resolve(), kind)

@@ -10,6 +10,7 @@ known before or without loading: which .ptd files to pass at open, and what
 
 from __future__ import annotations
 
+from .file_bytes import FileBytes
 from .ptd import ptd_keys
 from .reader import (
     DEVICE_PLANNED,
@@ -29,6 +30,7 @@ __all__ = [
     "DEVICE_PLANNED",
     "DEVICE_RESIDENT",
     "HOST",
+    "FileBytes",
     "PteDelegate",
     "PteFormatError",
     "PteMethod",

@@ -15,7 +15,6 @@ is data[:program_size]; segment offsets are relative to segment_base_offset.
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Callable, TypeVar
 
 from .._dtypes import scalar_type_name
 from ..errors import InvalidProgramError
+from .file_bytes import FileBytes
 
 FILE_IDENTIFIER = b"ET12"
 EXTENDED_HEADER_MAGIC = b"eh00"
@@ -342,7 +342,7 @@ def _read_delegate(
     plan,
     index: int,
     where: str,
-    data: bytes | mmap.mmap,
+    data: bytes | memoryview | FileBytes,
     header: ExtendedHeader | None,
     segments: tuple[Segment, ...],
     payloads: bool,
@@ -476,7 +476,9 @@ def _read_extended_header(data) -> ExtendedHeader | None:
         return None
     if len(data) < _EXTENDED_HEADER_OFFSET + _EXTENDED_HEADER.size:
         raise PteFormatError(f"truncated .pte: the extended header needs {8 + _EXTENDED_HEADER.size} bytes, the file has {len(data)}")
-    _, length, program_size, base, segment_size = _EXTENDED_HEADER.unpack_from(data, _EXTENDED_HEADER_OFFSET)
+    _, length, program_size, base, segment_size = _EXTENDED_HEADER.unpack(
+        bytes(data[_EXTENDED_HEADER_OFFSET : _EXTENDED_HEADER_OFFSET + _EXTENDED_HEADER.size])
+    )
     if length < _EXTENDED_HEADER.size:
         raise PteFormatError(f"corrupt .pte: extended header length {length} is below {_EXTENDED_HEADER.size}")
     if program_size < _EXTENDED_HEADER_OFFSET:
@@ -556,12 +558,18 @@ def _read(data, payloads: bool) -> PteProgram:
     )
 
 
-def read_program(source: str | os.PathLike | bytes | bytearray | memoryview, *, payloads: bool = True) -> PteProgram:
-    """Describe a .pte given as a path or its bytes.
+def read_program(
+    source: str | os.PathLike | bytes | bytearray | memoryview | FileBytes, *, payloads: bool = True
+) -> PteProgram:
+    """Describe a .pte given as a path, its bytes, or an open file (`FileBytes`).
 
     With payloads=False delegate payloads are located but not copied (their
-    offsets and sizes are still checked against the file).
+    offsets and sizes are still checked against the file). A file is read
+    (only the parts needed), never memory-mapped: one cut short meanwhile is
+    an exception, not SIGBUS.
     """
+    if isinstance(source, FileBytes):
+        return _read(source, payloads)
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _read(memoryview(source).cast("B") if not isinstance(source, bytes) else source, payloads)
     path = os.fspath(source)
@@ -569,8 +577,16 @@ def read_program(source: str | os.PathLike | bytes | bytearray | memoryview, *, 
         size = os.fstat(handle.fileno()).st_size
         if size == 0:
             raise PteFormatError(f"not an ExecuTorch program: {path} is empty")
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            try:
-                return _read(mapped, payloads)
-            except PteFormatError as error:
-                raise PteFormatError(f"{path}: {error}") from error
+
+        def cut_short(offset: int) -> Exception:
+            return PteFormatError(
+                f"{path} was cut short while it was read: it ended at byte {offset}, and had {size} bytes "
+                "when opened; read it again once it is written"
+            )
+
+        try:
+            return _read(FileBytes(handle.fileno(), size, cut_short), payloads)
+        except PteFormatError as error:
+            if str(error).startswith(f"{path} "):
+                raise
+            raise PteFormatError(f"{path}: {error}") from error
