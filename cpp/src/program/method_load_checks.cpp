@@ -27,7 +27,8 @@ Status check_device_arenas(const et::MethodMeta& meta, const std::string& method
     auto device = meta.memory_planned_buffer_device(i);
     auto size = meta.memory_planned_buffer_size(i);
     if (device.ok() && !device->is_cpu() && size.ok()) {
-      device_bytes[device->index()] += static_cast<uint64_t>(*size);
+      uint64_t& total = device_bytes[device->index()];
+      total = saturating_add(total, static_cast<uint64_t>(*size));
     }
   }
   for (const auto& [index, bytes] : device_bytes) {
