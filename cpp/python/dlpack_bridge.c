@@ -201,8 +201,9 @@ TteStatus tte_allocate_with_exchange(void* api, const DLTensor* prototype, DLMan
     if (error->message[0] == '\0') {
       snprintf(error->message, sizeof(error->message), "the tensor library's allocator failed");
     }
-    error->code = TTE_ERROR_OUT_OF_MEMORY;
-    return TTE_ERROR_OUT_OF_MEMORY;
+    /* The library was asked for memory on the prototype's device. */
+    error->code = prototype->device.device_type == kDLCPU ? TTE_ERROR_HOST_OUT_OF_MEMORY : TTE_ERROR_OUT_OF_MEMORY;
+    return error->code;
   }
   return TTE_OK;
 }

@@ -729,6 +729,36 @@ TEST_F(ProgramApi, BadBackendOptionsAreRefusedAtOpen) {
             TTE_ERROR_INVALID_ARGUMENT);
 }
 
+// The planned-memory bound refuses host memory, with the status of its own
+// (not the device's TTE_ERROR_OUT_OF_MEMORY), at every attempt; a bound that
+// covers the method lets it load.
+TEST_F(ProgramApi, PlannedMemoryPastTheBoundIsRefusedAsHostMemory) {
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.max_planned_memory = 32;
+  {
+    Program program;
+    open(program, "add_one.pte", &options);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      TteError error{};
+      EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error),
+                TTE_ERROR_HOST_OUT_OF_MEMORY);
+      EXPECT_EQ(error.code, TTE_ERROR_HOST_OUT_OF_MEMORY);
+      EXPECT_NE(std::string(error.message).find("more than max_planned_memory allows (32 bytes)"),
+                std::string::npos)
+          << error.message;
+      Outputs outputs(1);
+      auto x = float_tensor({2, 4});
+      EXPECT_EQ(run(program, x.tensor, outputs), TTE_ERROR_HOST_OUT_OF_MEMORY);
+    }
+  }
+  options.max_planned_memory = uint64_t{1} << 20;
+  Program program;
+  open(program, "add_one.pte", &options);
+  TteError error{};
+  EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error), TTE_OK) << error.message;
+}
+
 TEST_F(ProgramApi, DevicePlannedProgramNeedsAGpu) {
   if (tte_cuda_device_count() > 0) {
     GTEST_SKIP() << "a CUDA device is present; the GPU tests cover device-planned programs";

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 
 TTE_OK = 0
@@ -27,6 +26,7 @@ TTE_ERROR_NOT_FOUND = 7
 TTE_ERROR_INVALID_PROGRAM = 8
 TTE_ERROR_INTERNAL = 9
 TTE_ERROR_INVALID_STATE = 10
+TTE_ERROR_HOST_OUT_OF_MEMORY = 11
 
 STATUS_NAMES = {
     TTE_OK: "ok",
@@ -40,6 +40,7 @@ STATUS_NAMES = {
     TTE_ERROR_INVALID_PROGRAM: "invalid program",
     TTE_ERROR_INTERNAL: "internal error",
     TTE_ERROR_INVALID_STATE: "invalid state",
+    TTE_ERROR_HOST_OUT_OF_MEMORY: "out of host memory",
 }
 
 
@@ -96,7 +97,7 @@ class HostOutOfMemoryError(Error, MemoryError):
     available), or a host allocation failed. Not a DeviceOutOfMemoryError: freeing device memory
     does not help. Both are MemoryErrors."""
 
-    status = TTE_ERROR_OUT_OF_MEMORY
+    status = TTE_ERROR_HOST_OUT_OF_MEMORY
 
 
 class NoDeviceError(Error):
@@ -183,18 +184,13 @@ _BY_STATUS = {
     TTE_ERROR_INVALID_PROGRAM: InvalidProgramError,
     TTE_ERROR_INTERNAL: InternalError,
     TTE_ERROR_INVALID_STATE: InvalidStateError,
+    TTE_ERROR_HOST_OUT_OF_MEMORY: HostOutOfMemoryError,
 }
 
 
-# The plugin reports host and device memory refused with one status; its messages
-# about host memory say so ("... bytes of host memory", "... host bytes for ...").
-_HOST_MEMORY = re.compile(r"\bhost (memory|bytes)\b")
-
-
 def error_for_status(status: int, message: str) -> Error:
+    """The exception of `status`, chosen by the code alone (an unknown code: Error)."""
     cls = _BY_STATUS.get(status, Error)
-    if cls is DeviceOutOfMemoryError and _HOST_MEMORY.search(message or ""):
-        cls = HostOutOfMemoryError
     if not message:
         message = f"TensorRTBackend C API call failed ({STATUS_NAMES.get(status, status)})"
     return cls(message, status)
@@ -243,8 +239,8 @@ def status_of(exc: BaseException) -> int:
         return exc.status
     if isinstance(exc, MissingPackageError | NotImplementedError):
         return TTE_ERROR_NOT_SUPPORTED
-    if isinstance(exc, MemoryError):
-        return TTE_ERROR_OUT_OF_MEMORY
+    if isinstance(exc, MemoryError):  # Python's own: host memory
+        return TTE_ERROR_HOST_OUT_OF_MEMORY
     if isinstance(exc, ValueError | TypeError | IndexError | KeyError):
         return TTE_ERROR_INVALID_ARGUMENT
     return TTE_ERROR_RUNTIME

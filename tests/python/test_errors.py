@@ -11,6 +11,26 @@ import pytest
 torch = pytest.importorskip("torch")
 
 
+def test_memory_errors_are_told_apart_by_status_not_message(tte):
+    errors = tte.errors
+    host = errors.error_for_status(11, "cannot allocate 64 bytes")
+    assert type(host) is errors.HostOutOfMemoryError
+    assert host.status == errors.TTE_ERROR_HOST_OUT_OF_MEMORY == 11
+    assert host.status_name == "out of host memory"
+    assert isinstance(host, MemoryError) and not isinstance(host, errors.DeviceOutOfMemoryError)
+    # Status 4 is device memory, whatever its message says.
+    device = errors.error_for_status(4, "method 'forward' plans 64 bytes of host memory, more than ...")
+    assert type(device) is errors.DeviceOutOfMemoryError
+    assert device.status == errors.TTE_ERROR_OUT_OF_MEMORY == 4
+    # A code this package does not know stays the base Error, with its code.
+    unknown = errors.error_for_status(12, "")
+    assert type(unknown) is errors.Error and unknown.status == 12 and "status 12" in unknown.status_name
+    # A Python provider's MemoryError is host memory; the classes keep their own codes.
+    assert errors.status_of(MemoryError()) == 11
+    assert errors.status_of(errors.HostOutOfMemoryError("x")) == 11
+    assert errors.status_of(errors.DeviceOutOfMemoryError("x")) == 4
+
+
 def test_missing_file(tte, tmp_path):
     with pytest.raises(tte.errors.MissingFileError, match="nope.pte': it does not exist") as info:
         tte.load(tmp_path / "nope.pte")

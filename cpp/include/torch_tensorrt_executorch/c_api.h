@@ -174,8 +174,8 @@ typedef struct TteProgramOptions {
   /* Bytes of host memory one method may plan (its memory-planned arenas,
    * allocated and zero-filled when it loads). 0: the host memory available
    * when it loads (MemAvailable, within the process's memory cgroup limit).
-   * A method past the bound fails to load with TTE_ERROR_OUT_OF_MEMORY, and
-   * so does a run needing a host buffer past it for an output the method
+   * A method past the bound fails to load with TTE_ERROR_HOST_OUT_OF_MEMORY,
+   * and so does a run needing a host buffer past it for an output the method
    * does not plan (every later run of the method, without a new attempt).
    * The bound is per method: several methods together can exceed it. */
   uint64_t max_planned_memory;

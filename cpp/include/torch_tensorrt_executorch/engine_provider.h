@@ -39,13 +39,21 @@ enum {
    * then tries the next provider. */
   TTE_ERROR_NOT_ACCEPTED = 2,
   TTE_ERROR_RUNTIME = 3,
+  /* Device (CUDA) memory could not be had. Before TTE_ERROR_HOST_OUT_OF_MEMORY
+   * existed it also stood for host memory; a provider built against an older
+   * header still reports host memory with it. */
   TTE_ERROR_OUT_OF_MEMORY = 4,
   TTE_ERROR_NO_DEVICE = 5,
   TTE_ERROR_NOT_SUPPORTED = 6,
   TTE_ERROR_NOT_FOUND = 7,
   TTE_ERROR_INVALID_PROGRAM = 8,
   TTE_ERROR_INTERNAL = 9,
-  TTE_ERROR_INVALID_STATE = 10
+  TTE_ERROR_INVALID_STATE = 10,
+  /* Host memory was refused (past a bound such as the planned-memory bound
+   * of TteProgramOptions::max_planned_memory) or could not be allocated
+   * (malloc, page-locked memory). Appended: callers that predate it see an
+   * unknown code, and freeing device memory does not help with it. */
+  TTE_ERROR_HOST_OUT_OF_MEMORY = 11
 };
 
 /* Filled by the callee on failure. `code` repeats the returned status. */

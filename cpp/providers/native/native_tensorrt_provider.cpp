@@ -42,7 +42,7 @@ TteStatus guarded(TteError* error, Body&& body) {
   try {
     return report(body(), error);
   } catch (const std::bad_alloc&) {
-    return report(Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory in the native TensorRT provider"),
+    return report(Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory in the native TensorRT provider"),
                   error);
   } catch (const std::exception& e) {
     return report(Status(TTE_ERROR_INTERNAL,

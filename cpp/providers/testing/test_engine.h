@@ -140,7 +140,7 @@ TteStatus guarded(TteError* error, Body&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return set_error(error, TTE_ERROR_OUT_OF_MEMORY, "test provider: out of host memory");
+    return set_error(error, TTE_ERROR_HOST_OUT_OF_MEMORY, "test provider: out of host memory");
   } catch (const std::exception& e) {
     return set_error(error, TTE_ERROR_INTERNAL, std::string("test provider: ") + e.what());
   }

@@ -130,7 +130,7 @@ Status ScratchArenas::reserve(Arena* arena, int64_t bytes) {
   void* memory = nullptr;
   if (arena->device < 0) {
     if (AlignedHostMemory::allocate(&memory, static_cast<size_t>(size)) != cudaSuccess) {
-      return Status(TTE_ERROR_OUT_OF_MEMORY,
+      return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
                     "could not allocate " + std::to_string(size) + " bytes of host scratch memory");
     }
   } else {

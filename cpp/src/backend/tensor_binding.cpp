@@ -64,8 +64,10 @@ Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bo
   if (memory_.host) {
     status = host_staging_[a].reserve(n);
     if (status != cudaSuccess) {
-      return cuda_failure(
-          status, "allocating " + std::to_string(n) + " bytes of host staging for '" + name + "'");
+      // Aligned host memory (posix_memalign): no CUDA call to report.
+      return Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "cannot allocate " + std::to_string(n) +
+                                                      " bytes of host staging memory for '" +
+                                                      name + "'");
     }
     binding->address = host_staging_[a].data();
   } else {

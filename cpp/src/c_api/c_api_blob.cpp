@@ -41,12 +41,12 @@ extern "C" TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t s
     const std::string json = tte::describe_delegate_blob(blob.value());
     // malloc, so that tte_free_string (free) releases it.
     char* copy = static_cast<char*>(std::malloc(json.size() + 1));
-    if (copy == nullptr) return fail(error, TTE_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (copy == nullptr) return fail(error, TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory");
     std::memcpy(copy, json.c_str(), json.size() + 1);
     *out_json = copy;
     return TTE_OK;
   } catch (const std::bad_alloc&) {
-    return fail(error, TTE_ERROR_OUT_OF_MEMORY, "out of memory");
+    return fail(error, TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
     return fail(error, TTE_ERROR_INTERNAL, e.what());
   }

@@ -52,7 +52,7 @@ tte::Status guarded(Body&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory");
   } catch (const std::exception& e) {
     return tte::Status(TTE_ERROR_INTERNAL, std::string("internal error: ") + e.what());
   }
@@ -148,7 +148,7 @@ TteStatus open_program(const TteProgramOptions* options, TteProgram** out_progra
   }
   auto* handle = new (std::nothrow) TteProgram();
   if (handle == nullptr) {
-    return report(tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"), error);
+    return report(tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory"), error);
   }
   handle->program = std::move(program);
   *out_program = handle;
@@ -278,7 +278,7 @@ TTE_API TteStatus tte_program_describe_json(TteProgram* program, char** out_json
     auto* copy = static_cast<char*>(std::malloc(json.size() + 1));
     if (copy == nullptr) {
       return finish(program,
-                    tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"),
+                    tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory"),
                     error);
     }
     std::memcpy(copy, json.c_str(), json.size() + 1);
@@ -324,7 +324,7 @@ TTE_API TteStatus tte_program_get_method(TteProgram* program, const char* method
   }
   auto* handle = new (std::nothrow) TteMethod{program->program, state};
   if (handle == nullptr) {
-    return finish(program, tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory"), error);
+    return finish(program, tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory"), error);
   }
   *out_method = handle;
   return finish(program, status, error);

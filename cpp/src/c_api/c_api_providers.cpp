@@ -58,7 +58,7 @@ TTE_API TteStatus tte_engine_provider_runtime(const char* name, char** out_text,
   } else {
     *out_text = strdup(provider->describe_runtime().c_str());
     if (*out_text == nullptr) {
-      status = tte::Status(TTE_ERROR_OUT_OF_MEMORY, "out of host memory");
+      status = tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory");
     }
   }
   // Not logged: asking about a provider that is absent is a question.

@@ -11,7 +11,8 @@ et::Error to_et_error(TteStatus code) {
     case TTE_OK: return et::Error::Ok;
     case TTE_ERROR_INVALID_ARGUMENT: return et::Error::InvalidArgument;
     case TTE_ERROR_NOT_ACCEPTED: return et::Error::DelegateInvalidCompatibility;
-    case TTE_ERROR_OUT_OF_MEMORY: return et::Error::MemoryAllocationFailed;
+    case TTE_ERROR_OUT_OF_MEMORY:
+    case TTE_ERROR_HOST_OUT_OF_MEMORY: return et::Error::MemoryAllocationFailed;
     case TTE_ERROR_NO_DEVICE:
     case TTE_ERROR_NOT_SUPPORTED: return et::Error::NotSupported;
     case TTE_ERROR_NOT_FOUND: return et::Error::NotFound;

@@ -139,6 +139,11 @@ TteStatus code_at(ProgramStep step, Error error) {
   if (step == ProgramStep::kExecute && error == Error::InvalidProgram) {
     return TTE_ERROR_INVALID_PROGRAM;
   }
+  // Reading the program takes host memory only (explain_open says so).
+  if (step == ProgramStep::kOpen &&
+      (error == Error::MemoryAllocationFailed || error == Error::OutOfResources)) {
+    return TTE_ERROR_HOST_OUT_OF_MEMORY;
+  }
   return status_code_of(error);
 }
 

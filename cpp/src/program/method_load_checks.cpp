@@ -92,11 +92,11 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
     const std::string plans =
         "method '" + method + "' plans " + byte_count_text(host_bytes) + " of host memory";
     if (max_planned_memory > 0) {
-      return Status(TTE_ERROR_OUT_OF_MEMORY,
+      return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
                     plans + ", more than max_planned_memory allows (" + byte_count_text(limit) +
                         "): raise max_planned_memory if that size is right");
     }
-    return Status(TTE_ERROR_OUT_OF_MEMORY,
+    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
                   plans + ", more than is available to this process now (" +
                       byte_count_text(limit) +
                       "): free memory, or, if that size is right, open the program with "

@@ -27,7 +27,7 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
                  const AlignedHostBuffer** copy) {
   AlignedHostBuffer buffer;
   if (buffer.reserve(size) != cudaSuccess) {
-    return Status(TTE_ERROR_OUT_OF_MEMORY,
+    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
                   std::string("cannot copy the ") + what + " (" + std::to_string(size) +
                       " bytes of host memory)");
   }

@@ -137,7 +137,10 @@ Status allocate_caller_tensor(const std::string& label, const int64_t* shape, si
   TteError error{};
   const TteStatus code = options.allocate(options.allocator_context, &prototype, &made, &error);
   if (code != TTE_OK || made == nullptr) {
-    return from_c_status(code != TTE_OK ? code : TTE_ERROR_OUT_OF_MEMORY, error)
+    // No tensor and no status: out of the memory it was asked for.
+    const TteStatus none =
+        device.device_type == kDLCPU ? TTE_ERROR_HOST_OUT_OF_MEMORY : TTE_ERROR_OUT_OF_MEMORY;
+    return from_c_status(code != TTE_OK ? code : none, error)
         .prefixed("allocating " + label + " (" + format_dims(shape, rank) + ", " +
                   dlpack_dtype_name(dtype) + ") failed: ");
   }
@@ -260,8 +263,9 @@ Status make_tensor_output(const TensorOutput& out, const MethodState& state,
     if (out.nbytes > 0) {
       if (device.device_type == kDLCPU) {
         if (result->host_copy.reserve(out.nbytes) != cudaSuccess) {
-          return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(out.nbytes) +
-                                                     " host bytes for " + out.label());
+          return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
+                        "cannot allocate " + std::to_string(out.nbytes) + " host bytes for " +
+                            out.label());
         }
         dst = result->host_copy.data();
       } else {
@@ -405,7 +409,7 @@ Status reserve_output_on_host(AlignedHostBuffer& buffer, size_t nbytes, const st
                               uint64_t max_planned_memory) {
   const uint64_t limit = max_planned_memory > 0 ? max_planned_memory : available_host_memory();
   if (nbytes > limit) {
-    return Status(TTE_ERROR_OUT_OF_MEMORY,
+    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
                   label + " needs a buffer of " + byte_count_text(nbytes) + " of host memory, more than " +
                       (max_planned_memory > 0 ? "max_planned_memory allows (" : "is available now (") +
                       byte_count_text(limit) +
@@ -413,9 +417,9 @@ Status reserve_output_on_host(AlignedHostBuffer& buffer, size_t nbytes, const st
                       "least " + std::to_string(nbytes) + " (bytes)");
   }
   if (buffer.reserve(nbytes) != cudaSuccess) {
-    return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(nbytes) +
-                                               " host bytes for " + label +
-                                               ": free memory, then open the program again");
+    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "cannot allocate " + std::to_string(nbytes) +
+                                                    " host bytes for " + label +
+                                                    ": free memory, then open the program again");
   }
   return Status::Ok();
 }

@@ -20,6 +20,7 @@ const char* error_type(TteStatus status) {
     case TTE_ERROR_INVALID_PROGRAM: return "InvalidProgramError";
     case TTE_ERROR_INTERNAL: return "InternalError";
     case TTE_ERROR_INVALID_STATE: return "InvalidStateError";
+    case TTE_ERROR_HOST_OUT_OF_MEMORY: return "HostOutOfMemoryError";
     default: return "Error";
   }
 }
