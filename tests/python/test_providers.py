@@ -360,3 +360,17 @@ def test_provider_library_registration(run_python, host_library):
     assert added == "['test-host']"
     assert names in ("['tensorrt-native', 'test-host']", "['tensorrt-python', 'test-host']")
     assert again.startswith("again:")
+
+
+def test_per_tensor_calls_of_a_python_provider_say_they_are_not_supported(tte):
+    # Python providers run through the batched entry; the per-tensor entries
+    # the ABI also has answer "not supported" with the reason, never succeed.
+    from torch_tensorrt_executorch_runtime import errors
+    from torch_tensorrt_executorch_runtime._native import abi
+    from torch_tensorrt_executorch_runtime._native import providers as native_providers
+
+    error = abi.TteError()
+    status = native_providers._unbatched(ctypes.pointer(error))
+    assert status == errors.TTE_ERROR_NOT_SUPPORTED
+    assert error.code == errors.TTE_ERROR_NOT_SUPPORTED
+    assert "batched entry" in error.text() or "compiled binding" in error.text()

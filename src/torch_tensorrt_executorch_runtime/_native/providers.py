@@ -29,7 +29,14 @@ import os
 import threading
 from pathlib import Path
 
-from ..errors import Error, MissingPackageError, NotAcceptedError, PluginLoadError, status_of
+from ..errors import (
+    TTE_ERROR_NOT_SUPPORTED,
+    Error,
+    MissingPackageError,
+    NotAcceptedError,
+    PluginLoadError,
+    status_of,
+)
 from . import abi, methods
 from .abi import TteEngineProvider
 from .plugin import call, lib, take_string
@@ -183,7 +190,7 @@ def _unbatched(error) -> int:
         reason = "this Python provider is driven through the batched entry (execute), not per-tensor calls"
     except PluginLoadError as exc:
         reason = f"Python providers run through the compiled binding: {exc}"
-    return _fill_error(error, abi.TTE_ERROR_NOT_SUPPORTED, reason)
+    return _fill_error(error, TTE_ERROR_NOT_SUPPORTED, reason)
 
 
 @abi.SelectProfileFn
