@@ -197,26 +197,20 @@ def test_output_objects_give_their_tensor_once(tte, host_provider, programs, raw
         refused.__dlpack__(max_version=(1, 0))
 
 
-def _unplanned_output_program() -> bytes:
+def _unplanned_output_spec():
     """add_one on [2, 3] whose output is not planned (alloc_graph_output=False):
     the program gives it memory, or an owned run the caller's tensor."""
-    from torch_tensorrt_executorch_runtime.pack import TensorSpec, exir, pack_program
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec
     from torch_tensorrt_executorch_runtime.testing import test_engine_spec
 
-    spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
-    planning = exir.MemoryPlanningPass
-    exir.MemoryPlanningPass = lambda **kwargs: planning(**{**kwargs, "alloc_graph_output": False})
-    try:
-        return pack_program(None, [spec])
-    finally:
-        exir.MemoryPlanningPass = planning
+    return test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
 
 
-def test_unplanned_outputs_are_owned_by_the_callers_library(tte, host_provider):
+def test_unplanned_outputs_are_owned_by_the_callers_library(tte, host_provider, pack_unplanned_outputs):
     # torch's allocator makes the tensor the engine writes into; each result is
     # the caller's, untouched by later runs and alive after close; numpy callers
     # and views keep working on the same program.
-    program = tte.load(_unplanned_output_program())
+    program = tte.load(pack_unplanned_outputs([_unplanned_output_spec()]))
     assert program.method("forward").outputs[0].memory_planned is False
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     (first,) = program.forward(x)

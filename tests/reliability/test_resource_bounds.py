@@ -144,25 +144,19 @@ def test_large_file_that_is_no_program_is_not_read_whole(run_python, host_provid
     assert growth < 64 << 20, f"peak resident set grew by {growth} bytes for a {2 * GIB}-byte file"
 
 
-def _unplanned_output_program(elements: int) -> bytes:
+def _unplanned_output_spec(elements: int):
     """One float32 input, and an output of `elements` float32 the program does not plan
     (alloc_graph_output=False): the Program API reserves its buffer at run."""
-    from torch_tensorrt_executorch_runtime.pack import TensorSpec, exir, pack_program
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec
     from torch_tensorrt_executorch_runtime.testing import test_engine_spec
 
-    spec = test_engine_spec("null", [TensorSpec("x", "float32", [1])], [TensorSpec("y", "float32", [elements])])
-    planning = exir.MemoryPlanningPass
-    exir.MemoryPlanningPass = lambda **kwargs: planning(**{**kwargs, "alloc_graph_output": False})
-    try:
-        return pack_program(None, [spec])
-    finally:
-        exir.MemoryPlanningPass = planning
+    return test_engine_spec("null", [TensorSpec("x", "float32", [1])], [TensorSpec("y", "float32", [elements])])
 
 
-def test_unplanned_output_past_the_bound_is_refused_on_every_run(tte, host_provider):
+def test_unplanned_output_past_the_bound_is_refused_on_every_run(tte, host_provider, pack_unplanned_outputs):
     import numpy as np
 
-    data = _unplanned_output_program(64)  # 256 bytes of output, 16 planned for the input
+    data = pack_unplanned_outputs([_unplanned_output_spec(64)])  # 256 bytes of output, 16 planned for the input
     x = np.ones(1, np.float32)
     with tte.load(data, max_planned_memory=64) as program:
         messages = []
