@@ -139,6 +139,17 @@ REPACK = (
 )
 
 
+def _read_after_change(run_python, provider, packed, program, change):
+    """READS_AFTER_CHANGE in a fresh interpreter, which must exit cleanly."""
+    result = run_python(
+        READS_AFTER_CHANGE.format(provider=str(provider), path=str(program),
+                                  other=str(packed["dynamic"]), change=change),
+        timeout=300,
+    )
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    return result
+
+
 @pytest.mark.parametrize(
     "change", [*CHANGES.values(), REPACK], ids=[*CHANGES.keys(), "pack_program"]
 )
@@ -146,12 +157,7 @@ def test_delegates_and_methods_of_a_changed_file_are_refused(
     run_python, host_provider_file, packed, program_copy, change
 ):
     """Not a description of another program, nor "truncated": the file changed since it was opened."""
-    result = run_python(
-        READS_AFTER_CHANGE.format(provider=str(host_provider_file), path=str(program_copy),
-                                  other=str(packed["dynamic"]), change=change),
-        timeout=300,
-    )
-    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    result = _read_after_change(run_python, host_provider_file, packed, program_copy, change)
     assert "before: ['forward']" in result.stdout, result.stdout
     for name in ("delegates", "methods"):
         assert f"{name} refused: program '{program_copy}' " in result.stdout, result.stdout
@@ -168,12 +174,7 @@ def test_delegates_of_a_file_renamed_over_describe_the_opened_one(run_python, ho
         "[TensorSpec('y', 'float32', ['x:0'])])})\n"
         "os.replace(staged, path)"
     )
-    result = run_python(
-        READS_AFTER_CHANGE.format(provider=str(host_provider_file), path=str(program_copy),
-                                  other=str(packed["dynamic"]), change=rename),
-        timeout=300,
-    )
-    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    result = _read_after_change(run_python, host_provider_file, packed, program_copy, rename)
     assert "delegates read: [DelegateInfo(method='forward'" in result.stdout, result.stdout
     assert "methods read: {'forward':" in result.stdout, result.stdout
 
