@@ -79,7 +79,6 @@ class TensorRTDelegate {
     std::vector<int32_t> output_ranks;
     std::vector<int64_t> output_dims;  // TTE_MAX_RANK per output
     std::vector<int64_t> next_shapes;
-    std::vector<void*> addresses;
   } batch_;
   bool shapes_set_ = false;
   bool uses_arenas_ = false;
