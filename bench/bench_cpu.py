@@ -5,7 +5,11 @@ by the host test provider) is run in one process through this package and
 through the stock `executorch.runtime` (ExecuTorch's pybind extension), with
 torch tensors, and each figure is printed as a ratio against ExecuTorch's.
 Calls of the two are interleaved in rounds, so both see the same machine
-state; the p50 of every round is kept and the median round is reported.
+state; the p50 of every round is kept, and each figure and ratio is reported
+as the median round with the spread (lowest and highest round) beside it.
+It also reports "load_host_memory" (bench/load_memory.py: peak and kept
+resident memory of loading a 64 MiB engine over the file size, and the load
+time over reading the file once) for the host test provider.
 Needs torch (ExecuTorch's extension takes torch tensors) and the host test
 provider library of a build. Prints one JSON document and a table; never
 asserts.
@@ -22,7 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _timing import p50_us
+from _timing import interleaved_rounds, p50_us, ratio, summary
+from load_memory import load_host_memory, pack_large_program
 
 ELEMENTS = 256
 
@@ -42,6 +47,7 @@ def main() -> int:
     ap.add_argument("--provider", type=Path, required=True, help="libtte_test_provider_host.so")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=2000, help="calls per path per round")
+    ap.add_argument("--load-memory-mb", type=int, default=64, help="engine size of the load-memory measurement")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
@@ -76,12 +82,13 @@ def main() -> int:
     for call in paths.values():  # warm up
         for _ in range(200):
             call()
-    rounds: dict[str, list[float]] = {name: [] for name in paths}
-    for _ in range(args.rounds):
-        for name, call in paths.items():
-            rounds[name].append(p50_us(call, args.calls, warmup=0))  # warmed up above
+    rounds = interleaved_rounds(
+        {name: (lambda call=call: p50_us(call, args.calls, warmup=0)) for name, call in paths.items()},  # warmed up above
+        args.rounds)
     p50 = {name: statistics.median(values) for name, values in rounds.items()}
-    baseline = p50["executorch_method_execute"]
+    ratios = {name: ratio(rounds, name, "executorch_method_execute") for name in paths}
+    memory = load_host_memory(pack_large_program(folder / "large.pte", args.load_memory_mb), args.provider,
+                              "test-host")
 
     results = {
         "program": f"add_one on {ELEMENTS} float32, host test provider",
@@ -92,14 +99,22 @@ def main() -> int:
         # tensors when this torch publishes one, else `__dlpack__`.
         "torch_dlpack_exchange_api": methods.exchange_api_version(torch.Tensor),
         "binding_paths": methods.stats(),
+        "rounds": args.rounds,
         "p50_us": p50,
-        "ratios_vs_executorch": {name: value / baseline for name, value in p50.items()},
+        "p50_us_spread": {name: summary(values) for name, values in rounds.items()},
+        "ratios_vs_executorch": {name: r["median"] for name, r in ratios.items()},
+        "ratios_vs_executorch_spread": ratios,
         "goal": "program_forward / executorch_method_execute <= 1.0",
+        "load_host_memory": memory,
     }
     print(json.dumps(results, indent=2))
-    print(f"\n{'path':32} {'p50 us':>8} {'/ ExecuTorch':>13}")
+    print(f"\n{'path':32} {'p50 us':>8} {'/ ExecuTorch':>13} {'(rounds: lowest .. highest)':>28}")
     for name, value in p50.items():
-        print(f"{name:32} {value:8.2f} {value / baseline:13.2f}")
+        r = ratios[name]
+        print(f"{name:32} {value:8.2f} {r['median']:13.2f} {r['min']:13.2f} .. {r['max']:.2f}")
+    print(f"\nload_host_memory ({memory['plan_bytes']} bytes, {memory['rounds']} rounds): kept "
+          f"{memory['kept_over_plan']:.3f} (<= 0.05), peak {memory['peak_over_plan']:.3f} (<= 1.1), "
+          f"load / read {memory['load_over_read']:.2f} (<= 1.3): {'met' if memory['met'] else 'MISSED'}")
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
     return 0

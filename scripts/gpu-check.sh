@@ -79,6 +79,9 @@ if [ ! -d "$bundle/bin" ] || [ -z "$(ls "$bundle/bin" 2>/dev/null)" ]; then
   exit $status
 fi
 
+step_start=$SECONDS
+took() { echo "[gpu-check] $1 took $((SECONDS - step_start)) s"; step_start=$SECONDS; }
+
 echo "[gpu-check] C++ GPU tests"
 : > "$out/cpp-gpu-tests.log"
 for t in "$bundle"/bin/test_*; do
@@ -88,15 +91,22 @@ for t in "$bundle"/bin/test_*; do
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
 
+took "C++ GPU tests"
+
 echo "[gpu-check] Python GPU tests"
 (cd "$root" && $py -m pytest -q -p no:cacheprovider --import-mode=importlib -rs tests/gpu) 2>&1 | tee "$out/python-gpu-tests.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
+took "Python GPU tests"
+
+# bench_gpu.py: every comparison in interleaved rounds (median and spread),
+# the fresh-tensor CUDA-graph loop, load_host_memory with the CUDA provider.
 echo "[gpu-check] benchmarks"
 $py "$root/bench/bench_gpu.py" --programs "$bundle/programs" --providers "$bundle/providers" \
   --bin "$bundle/bin" --tte-run "$site/torch_tensorrt_executorch_runtime/bin/tte-run" \
   --out "$out/bench.json" 2>&1 | tee "$out/bench.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+took "benchmarks"
 
 echo "[gpu-check] done, status $status"
 exit $status

@@ -379,6 +379,13 @@ typedef struct TteRuntimeStats {
   uint64_t scratch_arena_peak_bytes;
   uint64_t shared_engines;
   uint64_t shared_engine_reuses;
+  /* Appended. CUDA graphs (load option cuda_graphs): copies into and out of
+   * the graph-owned I/O buffers that let callers passing fresh tensors
+   * replay a graph (also counted in d2d_copies / d2d_bytes), and the shape
+   * sets an engine said it cannot capture (they run plainly while cached). */
+  uint64_t graph_io_copies;
+  uint64_t graph_io_bytes;
+  uint64_t graph_uncapturable;
 } TteRuntimeStats;
 TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
 TTE_API void tte_reset_runtime_stats(void);

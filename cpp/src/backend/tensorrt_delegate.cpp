@@ -375,39 +375,37 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
   const EngineProvider& provider = *engine_.provider;
   const TteEngineProvider& abi = provider.abi();
   TteEngine* engine = engine_.engine;
-  TteError error{};
-  if (batched()) {
-    batch_.addresses.resize(bindings.size());
-    for (size_t a = 0; a < bindings.size(); ++a) {
-      batch_.addresses[a] = bindings[a].address;
-    }
-  } else {
-    for (size_t a = 0; a < bindings.size(); ++a) {
-      const EngineTensor& spec = io_.argument(a);
-      TteStatus s = abi.set_tensor_address(engine, spec.index, bindings[a].address, &error);
-      if (s != TTE_OK) {
-        return provider.call_failed(s, error, "set_tensor_address of '" + spec.name + "'");
-      }
-    }
-  }
-  // Batched providers get every address in the one call that enqueues, made
-  // only when the engine really enqueues: a graph replay enters no provider.
-  auto enqueue = [&]() {
+  // Runs the engine with every argument at `addresses`: the bindings', or a
+  // CUDA graph's own buffers. Batched providers get every address in the one
+  // call that enqueues; neither kind is entered on a graph replay.
+  auto enqueue_at = [&](const std::vector<void*>& addresses) -> Status {
     TteError e{};
     if (!batched()) {
+      for (size_t a = 0; a < addresses.size(); ++a) {
+        const EngineTensor& spec = io_.argument(a);
+        TteStatus s = abi.set_tensor_address(engine, spec.index, addresses[a], &e);
+        if (s != TTE_OK) {
+          return provider.call_failed(s, e, "set_tensor_address of '" + spec.name + "'");
+        }
+      }
       return from_c_status(abi.enqueue(engine, stream, &e), e);
     }
     TteEngineExecution call{};
     call.struct_size = sizeof(call);
     call.steps = TTE_EXECUTE_ENQUEUE;
-    call.num_tensors = static_cast<int32_t>(batch_.addresses.size());
+    call.num_tensors = static_cast<int32_t>(addresses.size());
     call.tensor_indices = batch_.tensor_indices.data();
-    call.addresses = batch_.addresses.data();
+    call.addresses = addresses.data();
     call.stream = stream;
     const Status status = from_c_status(abi.execute(engine, &call, &e), e);
     shapes_set_ = shapes_set_ && status.ok();
     return status;
   };
+  std::vector<void*>& addresses = addresses_;
+  addresses.resize(bindings.size());
+  for (size_t a = 0; a < bindings.size(); ++a) {
+    addresses[a] = bindings[a].address;
+  }
   Status status;
   if (arena != nullptr) {
     // Host side only: the arena's lock orders set_device_memory + enqueue
@@ -416,21 +414,40 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     status = give_scratch(arena);
     if (status.ok()) {
       RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
-      status = enqueue();
+      status = enqueue_at(addresses);
     }
   } else if (graphs_ == nullptr) {
     RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
-    status = enqueue();
+    status = enqueue_at(addresses);
   } else {
-    // A graph replays fixed shapes and addresses.
-    std::vector<int64_t>& signature = graph_signature_;
-    signature.assign(input_shapes_.begin(), input_shapes_.end());
-    signature.push_back(current_profile_);
-    for (const Binding& binding : bindings) {
-      signature.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(binding.address)));
+    // A graph is kept per shape set: the execution context, the profile and
+    // every input's dims.
+    std::vector<int64_t>& key = graph_key_;
+    key.clear();
+    key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(engine)));
+    key.push_back(current_profile_);
+    key.insert(key.end(), input_shapes_.begin(), input_shapes_.end());
+    std::vector<GraphArgument>& arguments = graph_arguments_;
+    arguments.resize(bindings.size());
+    for (size_t a = 0; a < bindings.size(); ++a) {
+      const bool is_input = a < io_.inputs.size();
+      GraphArgument& argument = arguments[a];
+      argument.address = bindings[a].address;
+      argument.nbytes = bindings[a].nbytes;
+      argument.is_input = is_input;
+      // Empty tensors' placeholders never move.
+      argument.may_move = argument.nbytes > 0;
+    }
+    // Memory written in place stays where it is: the caller sees the update
+    // there.
+    for (size_t o = 0; o < io_.outputs.size(); ++o) {
+      if (io_.outputs[o].aliased_input >= 0) {
+        arguments[io_.inputs.size() + o].may_move = false;
+        arguments[static_cast<size_t>(io_.outputs[o].aliased_input)].may_move = false;
+      }
     }
     auto capturable = [&]() { return provider.engine_capturable(engine, stream); };
-    status = graphs_->run(signature, static_cast<cudaStream_t>(stream), enqueue, capturable);
+    status = graphs_->run(key, arguments, static_cast<cudaStream_t>(stream), enqueue_at, capturable);
   }
   return status.prefixed("engine provider '" + provider.name() + "': enqueue failed: ");
 }

@@ -63,9 +63,11 @@ class TensorRTDelegate {
   std::unique_ptr<TensorBinder> binder_;
   int32_t current_profile_ = -1;       // -1: not selected yet
   std::vector<int64_t> input_shapes_;  // this call's, all inputs in a row
-  // This call's CUDA-graph signature (shapes, profile, addresses), kept so
-  // that a replay allocates nothing.
-  std::vector<int64_t> graph_signature_;
+  // This call's engine addresses, CUDA-graph shape set (context, profile,
+  // input dims) and arguments, kept so that a replay allocates nothing.
+  std::vector<void*> addresses_;
+  std::vector<int64_t> graph_key_;
+  std::vector<GraphArgument> graph_arguments_;
   // This call's engine addresses (TensorBinder::bind), kept likewise.
   std::vector<Binding> bindings_;
   void* stream_ = nullptr;             // the delegate's own stream, created on first use
@@ -77,7 +79,6 @@ class TensorRTDelegate {
     std::vector<int32_t> output_ranks;
     std::vector<int64_t> output_dims;  // TTE_MAX_RANK per output
     std::vector<int64_t> next_shapes;
-    std::vector<void*> addresses;
   } batch_;
   bool shapes_set_ = false;
   bool uses_arenas_ = false;

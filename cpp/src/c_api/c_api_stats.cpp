@@ -32,6 +32,9 @@ TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
   full.scratch_arena_peak_bytes = static_cast<uint64_t>(arenas.peak_bytes());
   full.shared_engines = tte::shared_engine_count();
   full.shared_engine_reuses = s.shared_engine_reuses.load();
+  full.graph_io_copies = s.graph_io_copies.load();
+  full.graph_io_bytes = s.graph_io_bytes.load();
+  full.graph_uncapturable = s.graph_uncapturable.load();
   // Copy only what the caller's (possibly older) struct has room for.
   const uint32_t caller_size = out->struct_size;
   const size_t n = caller_size < sizeof(full) ? caller_size : sizeof(full);

@@ -17,6 +17,10 @@ struct RuntimeStats {
   std::atomic<uint64_t> enqueues{0};
   std::atomic<uint64_t> graph_captures{0}, graph_replays{0}, graph_fallbacks{0};
   std::atomic<uint64_t> shared_engine_reuses{0};
+  // CUDA graphs: copies into and out of graph-owned I/O buffers (also
+  // counted as device-to-device copies), and shape sets an engine said it
+  // cannot capture.
+  std::atomic<uint64_t> graph_io_copies{0}, graph_io_bytes{0}, graph_uncapturable{0};
 
   static RuntimeStats& instance();
 

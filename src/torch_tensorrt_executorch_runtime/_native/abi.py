@@ -300,6 +300,9 @@ class TteRuntimeStats(Structure):
         ("scratch_arena_peak_bytes", c_uint64),
         ("shared_engines", c_uint64),
         ("shared_engine_reuses", c_uint64),
+        ("graph_io_copies", c_uint64),
+        ("graph_io_bytes", c_uint64),
+        ("graph_uncapturable", c_uint64),
     ]
 
 
