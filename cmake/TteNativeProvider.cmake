@@ -242,7 +242,7 @@ endfunction()
 tte_add_native_provider(11 TensorRT_ROOT tensorrt-11.1)
 tte_add_native_provider(10 TensorRT10_ROOT tensorrt-10.3)
 
-# The majors built, for the tests.
+# The majors built.
 set(TTE_NATIVE_PROVIDER_MAJORS "")
 foreach(_major 10 11)
   if(TTE_NATIVE_PROVIDER_${_major})

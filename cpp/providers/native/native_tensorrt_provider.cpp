@@ -109,7 +109,7 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
                       std::to_string(header.version[0]) + "' (or 'tensorrt-native', which "
                       "follows the plan), which needs TensorRT " +
                       std::to_string(header.version[0]) + ": " +
-                      tensorrt_install_hint(header.version[0], header.version[1]));
+                      tensorrt_install_hint(header.version[0], header.version[1], true));
   }
 
   const int32_t device =
@@ -161,9 +161,9 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
     return Status(status.code(),
                   "the plan was built by " + plan_built_by(header) + ", and " +
                       library.why_not_found() + ": " +
-                      tensorrt_install_hint(NV_TENSORRT_MAJOR, header.has_version
-                                                                   ? header.version[1]
-                                                                   : NV_TENSORRT_MINOR));
+                      (header.has_version
+                           ? tensorrt_install_hint(NV_TENSORRT_MAJOR, header.version[1], true)
+                           : tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, false)));
   }
   if (!status.ok()) {
     return status;

@@ -220,7 +220,7 @@ const TensorRtLibrary& TensorRtLibrary::get() {
 
 std::string TensorRtLibrary::describe() const {
   if (!found()) {
-    return why_not_found_ + ": " + tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR);
+    return why_not_found_ + ": " + tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, false);
   }
   return "TensorRT " + version_.text() + (lean_ ? " lean runtime" : "") + " from " + path_ +
          " (provider built against TensorRT " + header_version().text() + " headers)";

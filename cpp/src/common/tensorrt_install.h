@@ -17,16 +17,16 @@ inline std::string tensorrt_library_env(int32_t major) {
   return "TORCH_TENSORRT_EXECUTORCH_TENSORRT" + std::to_string(major) + "_LIBRARY";
 }
 
-// What installs TensorRT `major` (`minor` >= 0: the minor a plan was built
-// with, so the pins match it; -1 when unknown).
-inline std::string tensorrt_install_hint(int32_t major, int32_t minor) {
+// What installs TensorRT `major`, `minor` or later within the major; with
+// `for_plan`, `minor` is the one a plan was built with, which the full
+// runtime must match (the lean one loads version-compatible plans of its own
+// or an older minor).
+inline std::string tensorrt_install_hint(int32_t major, int32_t minor, bool for_plan) {
   const std::string m = std::to_string(major);
-  const std::string lean_pin =
-      minor >= 0 ? ">=" + m + "." + std::to_string(minor) + ",<" + std::to_string(major + 1)
-                 : "==" + m + ".*";
-  const std::string full_pin = minor >= 0 ? "==" + m + "." + std::to_string(minor) + ".*"
-                                          : "==" + m + ".*";
-  return "install TensorRT " + m + ": pip install 'tensorrt-lean-cu13-libs" + lean_pin +
+  const std::string at_least =
+      ">=" + m + "." + std::to_string(minor) + ",<" + std::to_string(major + 1);
+  const std::string full_pin = for_plan ? "==" + m + "." + std::to_string(minor) + ".*" : at_least;
+  return "install TensorRT " + m + ": pip install 'tensorrt-lean-cu13-libs" + at_least +
          "' (the lean runtime: version-compatible plans) or 'tensorrt-cu13" + full_pin +
          "' (the full runtime: plans of its version); conda install -c conda-forge 'libnvinfer=" +
          m + ".*'; on a Jetson, the TensorRT " + m +
