@@ -40,15 +40,19 @@ export TTE_TEST_PROVIDER_DIR="$bundle/providers"
 export TTE_GPU_PROGRAMS="$bundle/programs"
 libs="$site/torch_tensorrt_executorch_runtime/lib:$site/executorch/lib:$site/nvidia/cu13/lib"
 
+# The 10 provider is pointed at its own copy (the site holds 11's), for
+# every process from here on.
+if [ -n "$lean10_site" ]; then
+  export TORCH_TENSORRT_EXECUTORCH_TENSORRT10_LIBRARY="$lean10_site/tensorrt_lean_libs/libnvinfer_lean.so.10"
+fi
+
 echo "[gpu-check] doctor"
 $py -m torch_tensorrt_executorch_runtime doctor 2>&1 | tee "$out/doctor.log" || status=1
 
 native_check() {
   local lean11 lean10 ran major
   lean11="$(ls "$site"/tensorrt_lean_libs/libnvinfer_lean.so.11 2>/dev/null | head -1)"
-  lean10="$(ls "$lean10_site"/tensorrt_lean_libs/libnvinfer_lean.so.10 2>/dev/null | head -1)"
-  # The 10 provider is pointed at its own copy (the site holds 11's).
-  export TORCH_TENSORRT_EXECUTORCH_TENSORRT10_LIBRARY="$lean10"
+  lean10="${TORCH_TENSORRT_EXECUTORCH_TENSORRT10_LIBRARY:-}"
   echo "--- providers, as tte-run finds them with no options"
   "$site/torch_tensorrt_executorch_runtime/bin/tte-run" --list-providers || return 1
   for major in 10 11; do
@@ -58,8 +62,8 @@ native_check() {
     echo "--- the TensorRT $major provider's test: runtime creation, unreadable plans refused (TensorRT: ${lib:-none})"
     # The search-order tests need the stand-in libraries built beside the
     # test in the build tree; ctest runs them where the project builds.
-    LD_LIBRARY_PATH="$libs" TORCH_TENSORRT_EXECUTORCH_TENSORRT${major}_LIBRARY="$lib" \
-      TTE_TEST_TENSORRT${major}_LEAN_LIBRARY="$lib" "$binary" \
+    env LD_LIBRARY_PATH="$libs" "TORCH_TENSORRT_EXECUTORCH_TENSORRT${major}_LIBRARY=$lib" \
+      "TTE_TEST_TENSORRT${major}_LEAN_LIBRARY=$lib" "$binary" \
       --gtest_filter='NativeTensorRtProvider*:NativeTensorRtLibrary.LoadsARealLeanRuntime:NativeTensorRtLibrary.DecodesVersionsAsTensorRtPacksThem:NativeTensorRtLibrary.SaysWhereItLookedAndWhatToInstall' || return 1
   done
   for version in 10.16.1 11.4.0; do
