@@ -135,8 +135,15 @@ function(tte_add_native_provider major root_var beside)
   set(_include "${TTE_TENSORRT${major}_INCLUDE_DIR}")
   if(NOT _include)
     list(JOIN _roots ", " _where)
+    if(_search STREQUAL "NO_DEFAULT_PATH")
+      set(_where "${_where} (${root_var})")
+    elseif(_where)
+      set(_where "${_where} or the system paths")
+    else()
+      set(_where "the system paths")
+    endif()
     set(TTE_NATIVE_PROVIDER_${major}_WHY
-        "NvInferRuntime.h not found under ${_where} or the system paths; pass -D${root_var}=<TensorRT ${major} with include/NvInferRuntime.h>"
+        "NvInferRuntime.h not found under ${_where}; pass -D${root_var}=<TensorRT ${major} with include/NvInferRuntime.h>"
         PARENT_SCOPE)
     return()
   endif()
