@@ -484,6 +484,31 @@ TEST(NativeTensorRtLibrary, AFileThatIsNotTensorRtIsSkipped) {
   EXPECT_TRUE(library.lean());
 }
 
+// A plan of a later minor than the loaded library is refused before
+// TensorRT sees it, from the library's own version; the same or an older
+// minor (version-compatible plans run on later releases) goes to TensorRT.
+TEST(NativeTensorRtProvider, APlanNewerThanTheLibraryIsRefusedByVersion) {
+  const int m = NV_TENSORRT_MAJOR;
+  const tte::native::TensorRtVersion library{m, 16, 1};
+  auto header = [](int major, int minor, int patch) {
+    const std::vector<uint8_t> plan = tensorrt_looking_plan(64, major, minor, patch);
+    return tte::read_plan_header(plan.data(), plan.size());
+  };
+  const std::string refusal = tte::native::newer_plan_refusal(header(m, 17, 0), library);
+  const std::string mm = std::to_string(m);
+  EXPECT_EQ(refusal.rfind("the plan was built by TensorRT " + mm + ".17.0, newer than the TensorRT " +
+                              mm + ".16.1 found",
+                          0),
+            0u)
+      << refusal;
+  EXPECT_NE(refusal.find("'tensorrt-cu13==" + mm + ".17.*'"), std::string::npos) << refusal;
+  EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 16, 9), library), "");
+  EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 3, 0), library), "");
+  // Another major's plan is not this check's to refuse.
+  EXPECT_EQ(tte::native::newer_plan_refusal(header(m + 1, 17, 0), library), "");
+  EXPECT_EQ(tte::native::newer_plan_refusal(tte::PlanHeader{}, library), "");
+}
+
 // A real lean runtime of this major, when the test is pointed at one
 // (TTE_TEST_TENSORRT<major>_LEAN_LIBRARY; scripts/gpu-check.sh sets it):
 // loads without a GPU; no runtime is created.

@@ -15,6 +15,7 @@
 #include "blob/tensorrt_plan_header.h"
 #include "common/status.h"
 #include "common/tensorrt_install.h"
+#include "native/plan_header.h"
 #include "native/runtime_pool.h"
 #include "native/tensorrt_engine.h"
 #include "native/tensorrt_library.h"
@@ -167,6 +168,10 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
   }
   if (!status.ok()) {
     return status;
+  }
+  const std::string newer = newer_plan_refusal(header, runtime->library->version());
+  if (!newer.empty()) {
+    return Status(TTE_ERROR_NOT_ACCEPTED, newer);
   }
   std::unique_ptr<TensorRtEngine> engine;
   status = TensorRtEngine::load(std::move(runtime), state.environment, plan, plan_size, request,

@@ -1,6 +1,18 @@
 #include "native/plan_header.h"
 
+#include "common/tensorrt_install.h"
+
 namespace tte::native {
+
+std::string newer_plan_refusal(const PlanHeader& header, const TensorRtVersion& library) {
+  if (!header.has_version || header.version[0] != library.major ||
+      header.version[1] <= library.minor) {
+    return "";
+  }
+  return "the plan was built by " + plan_built_by(header) + ", newer than the TensorRT " +
+         library.text() + " found: no TensorRT reads a plan of a later release; " +
+         tensorrt_install_hint(header.version[0], header.version[1], true);
+}
 
 std::string refusal_hint(const PlanHeader& header, const std::string& library_version, bool lean) {
   if (!header.has_tag) {

@@ -5,8 +5,16 @@
 #include <string>
 
 #include "blob/tensorrt_plan_header.h"
+#include "native/tensorrt_library.h"
 
 namespace tte::native {
+
+// Why the loaded library (of version `library`) cannot load a plan of this
+// header because the plan is newer ("" when it is not): TensorRT reads no
+// plan of a later minor than its own, version-compatible or not (those run
+// on the same or later releases of their major). Decided from the loaded
+// library's own version (getInferLibVersion), before TensorRT sees the plan.
+std::string newer_plan_refusal(const PlanHeader& header, const TensorRtVersion& library);
 
 // Why TensorRT may have refused a plan with this header, in one clause, for
 // the library of `library_version` (the lean runtime when `lean`).
