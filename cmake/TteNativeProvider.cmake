@@ -1,15 +1,22 @@
-# The native engine provider ("tensorrt-native"): TensorRT's C++ API, as a
-# library of its own, libtte_provider_tensorrt.so, installed beside the
-# plugin, which registers it when it loads. It needs TensorRT's headers only:
-# the TensorRT library is found at run time (cpp/providers/native/
-# tensorrt_library.h), so the library has no NEEDED entry on TensorRT and
-# ships in the wheel. The conda build links the prefix's libnvinfer instead.
+# The native engine providers: TensorRT's C++ API, one library per TensorRT
+# major, compiled from the same sources (cpp/providers/native/) against that
+# major's headers: libtte_provider_tensorrt11.so ("tensorrt-native-11") and
+# libtte_provider_tensorrt10.so ("tensorrt-native-10"), installed beside the
+# plugin, which registers both when it loads. A plan runs only under the
+# TensorRT major that built it, and C++ interfaces differ between majors, so
+# one library cannot serve both. Each needs its major's headers only: the
+# TensorRT library is found at run time (cpp/providers/native/
+# tensorrt_library.h), so neither has a NEEDED entry on TensorRT and both
+# ship in the wheel. The conda build links the prefix's libnvinfer instead.
 #
-#   TTE_WITH_TENSORRT       AUTO (default): build it when the headers are
-#                           found; ON: a missing TensorRT is a configure error;
+#   TTE_WITH_TENSORRT       AUTO (default): build each provider whose headers
+#                           are found; ON: a configure error when neither is;
 #                           OFF: never
-#   TensorRT_ROOT           where TensorRT's headers are (CMake or environment
-#                           variable); when set, nothing else is searched
+#   TensorRT_ROOT           where TensorRT 11's headers are (CMake or
+#                           environment variable); when set, nothing else is
+#                           searched for the 11 provider
+#   TensorRT10_ROOT         the same for TensorRT 10's headers and the 10
+#                           provider
 #   TTE_TENSORRT_LINK       link libnvinfer at build time (a NEEDED entry, found
 #                           through the install's RUNPATH) instead of finding
 #                           it at run time; ON by default in conda builds
@@ -19,17 +26,20 @@
 #                           run-time search tries libnvinfer, then the lean
 #                           library, on its own.
 #
-# Without TensorRT_ROOT the roots searched are a conda build or environment
-# prefix ($PREFIX, $CONDA_PREFIX), the TensorRT 11.1 headers beside the
-# checkout (../shared/sdk/tensorrt-11.1, what CI and the wheel build use),
-# CMAKE_PREFIX_PATH and the system paths, which cover the TensorRT SDK layout
-# (include/, lib/, targets/<triple>/), Debian packages and JetPack
-# (/usr/include/aarch64-linux-gnu). When none is found the build is exactly
-# the one without this file.
+# Without a root the places searched for each major are a conda build or
+# environment prefix ($PREFIX, $CONDA_PREFIX), the headers beside the
+# checkout (../shared/sdk/tensorrt-11.1 and ../shared/sdk/tensorrt-10.3, what
+# CI and the wheel build use), CMAKE_PREFIX_PATH and the system paths, which
+# cover the TensorRT SDK layout (include/, lib/, targets/<triple>/), Debian
+# packages and JetPack (/usr/include/aarch64-linux-gnu); headers of another
+# major found there are passed over. The 10 provider is compiled against the
+# oldest TensorRT 10 it supports (10.3, JetPack 6's), so it runs with every
+# later 10.x; likewise the 11 provider against 11.1. When no headers are
+# found the build is exactly the one without this file.
 
 string(TOUPPER "${TTE_WITH_TENSORRT}" _tte_trt_mode)
 if(_tte_trt_mode STREQUAL "OFF")
-  message(STATUS "Native TensorRT provider: off (TTE_WITH_TENSORRT=OFF)")
+  message(STATUS "Native TensorRT providers: off (TTE_WITH_TENSORRT=OFF)")
   return()
 endif()
 if(NOT _tte_trt_mode MATCHES "^(ON|AUTO)$")
@@ -41,32 +51,6 @@ if(NOT "$ENV{CONDA_BUILD}" STREQUAL "")
 endif()
 option(TTE_TENSORRT_LINK "Link libnvinfer at build time instead of finding it at run time"
        ${_tte_trt_link_default})
-
-# Not found: a configure error when asked for, otherwise a status line.
-function(tte_tensorrt_not_found why)
-  if(_tte_trt_mode STREQUAL "ON")
-    message(FATAL_ERROR
-      "Native TensorRT provider: ${why}. Install TensorRT's headers (conda: libnvinfer-devel; "
-      "the TensorRT SDK; JetPack) and pass -DTensorRT_ROOT=<dir with include/>, or build "
-      "without it: -DTTE_WITH_TENSORRT=OFF")
-  endif()
-  message(STATUS "Native TensorRT provider: not built (${why}); pass -DTensorRT_ROOT=<TensorRT "
-                 "with include/NvInferRuntime.h> to build it")
-endfunction()
-
-if(TensorRT_ROOT OR NOT "$ENV{TensorRT_ROOT}" STREQUAL "")
-  set(_tte_trt_roots "${TensorRT_ROOT}" "$ENV{TensorRT_ROOT}")
-  set(_tte_trt_search NO_DEFAULT_PATH)
-else()
-  set(_tte_trt_roots "$ENV{PREFIX}" "$ENV{CONDA_PREFIX}")
-  set(_tte_trt_beside "${PROJECT_SOURCE_DIR}/../shared/sdk/tensorrt-11.1")
-  if(EXISTS "${_tte_trt_beside}/include/NvInferRuntime.h")
-    cmake_path(ABSOLUTE_PATH _tte_trt_beside NORMALIZE)
-    list(APPEND _tte_trt_roots "${_tte_trt_beside}")
-  endif()
-  set(_tte_trt_search "")
-endif()
-list(REMOVE_ITEM _tte_trt_roots "")
 
 # SDK tarballs keep the files under targets/<triple>/, conda's CUDA packages
 # under targets/<arch>-linux/ (sbsa-linux on aarch64 servers).
@@ -83,136 +67,202 @@ foreach(_t IN LISTS _tte_trt_triples)
   list(APPEND _tte_trt_lib_suffixes "lib/${_t}" "targets/${_t}/lib")
 endforeach()
 
-# Results are cached: search again when the roots or the library changed.
-set(_tte_trt_query "${_tte_trt_roots}|${TTE_TENSORRT_LINK}|${TTE_TENSORRT_LEAN_ONLY}")
-if(NOT "${_tte_trt_query}" STREQUAL "${TTE_TENSORRT_QUERY}")
-  unset(TTE_TENSORRT_INCLUDE_DIR CACHE)
-  unset(TTE_TENSORRT_LIBRARY CACHE)
-  set(TTE_TENSORRT_QUERY "${_tte_trt_query}" CACHE INTERNAL "What TensorRT was last searched with")
-endif()
-
-# The roots above are paths on this machine. A cross build's toolchain
-# (cmake/aarch64-linux-gnu.cmake) sets CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY,
-# which would look for them only inside its sysroots; TensorRT's headers do
-# not depend on the target architecture, so the roots are searched inside
-# the sysroots first (as before) and then as given. The system paths keep
-# the toolchain's mode.
-find_path(TTE_TENSORRT_INCLUDE_DIR NvInferRuntime.h
-  HINTS ${_tte_trt_roots}
-  PATH_SUFFIXES ${_tte_trt_include_suffixes}
-  NO_DEFAULT_PATH CMAKE_FIND_ROOT_PATH_BOTH)
-if(NOT TTE_TENSORRT_INCLUDE_DIR AND NOT _tte_trt_search STREQUAL "NO_DEFAULT_PATH")
-  find_path(TTE_TENSORRT_INCLUDE_DIR NvInferRuntime.h PATH_SUFFIXES ${_tte_trt_include_suffixes})
-endif()
-if(NOT TTE_TENSORRT_INCLUDE_DIR)
-  if(_tte_trt_roots)
-    list(JOIN _tte_trt_roots ", " _tte_trt_where)
-    tte_tensorrt_not_found("NvInferRuntime.h not found under ${_tte_trt_where} or the system paths")
-  else()
-    tte_tensorrt_not_found("NvInferRuntime.h not found in the system paths")
-  endif()
-  return()
-endif()
-
-# TensorRT 11 spells the numbers TRT_*_ENTERPRISE; TensorRT 10 NV_TENSORRT_*.
-file(STRINGS "${TTE_TENSORRT_INCLUDE_DIR}/NvInferVersion.h" _tte_trt_version_lines
-  REGEX "^#define (TRT_(MAJOR|MINOR|PATCH)_ENTERPRISE|NV_TENSORRT_(MAJOR|MINOR|PATCH)) +[0-9]+")
-foreach(_part MAJOR MINOR PATCH)
-  set(_tte_trt_${_part} "")
-  foreach(_macro "TRT_${_part}_ENTERPRISE" "NV_TENSORRT_${_part}")
-    if(_tte_trt_${_part} STREQUAL "" AND _tte_trt_version_lines MATCHES "#define ${_macro} +([0-9]+)")
-      set(_tte_trt_${_part} "${CMAKE_MATCH_1}")
-    endif()
+# Reads MAJOR.MINOR.PATCH from NvInferVersion.h in `include_dir` into
+# `out_major` and `out_version`. TensorRT 11 and 10.16 spell the numbers
+# TRT_*_ENTERPRISE, 10.3 NV_TENSORRT_*.
+function(tte_tensorrt_header_version include_dir out_major out_version)
+  file(STRINGS "${include_dir}/NvInferVersion.h" _lines
+    REGEX "^#define (TRT_(MAJOR|MINOR|PATCH)_ENTERPRISE|NV_TENSORRT_(MAJOR|MINOR|PATCH)) +[0-9]+")
+  foreach(_part MAJOR MINOR PATCH)
+    set(_${_part} "")
+    foreach(_macro "TRT_${_part}_ENTERPRISE" "NV_TENSORRT_${_part}")
+      if(_${_part} STREQUAL "" AND _lines MATCHES "#define ${_macro} +([0-9]+)")
+        set(_${_part} "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
   endforeach()
-endforeach()
-set(TTE_TENSORRT_VERSION "${_tte_trt_MAJOR}.${_tte_trt_MINOR}.${_tte_trt_PATCH}")
-if(_tte_trt_MAJOR STREQUAL "" OR _tte_trt_MAJOR LESS 11)
-  # The provider uses TensorRT 11's interfaces (V2 device memory, the
-  # versioned ILogger); a TensorRT 10 library needs a build against 10's
-  # headers, which this file does not offer.
-  tte_tensorrt_not_found(
-    "TensorRT 11 or newer headers are needed, found version '${TTE_TENSORRT_VERSION}' in ${TTE_TENSORRT_INCLUDE_DIR}")
-  return()
-endif()
+  set(${out_major} "${_MAJOR}" PARENT_SCOPE)
+  set(${out_version} "${_MAJOR}.${_MINOR}.${_PATCH}" PARENT_SCOPE)
+endfunction()
 
-add_library(tte::tensorrt_headers INTERFACE IMPORTED GLOBAL)
-set_target_properties(tte::tensorrt_headers PROPERTIES
-  INTERFACE_INCLUDE_DIRECTORIES "${TTE_TENSORRT_INCLUDE_DIR}")
-if(TTE_TENSORRT_LINK)
-  # The pip wheels ship only the versioned file (libnvinfer_lean.so.11), so
-  # the versioned name is searched too.
-  set(_tte_trt_lib nvinfer)
-  if(TTE_TENSORRT_LEAN_ONLY)
-    set(_tte_trt_lib nvinfer_lean)
+# The provider of TensorRT `major`: finds its headers under `root_var`
+# (CMake or environment variable) or the default places plus `beside` (the
+# SDK folder beside the checkout), and adds tte_native_tensorrt<major>_provider
+# (its objects, which the tests link too) and tte_provider_tensorrt<major>
+# (the library). Sets TTE_NATIVE_PROVIDER_<major> in the parent scope to the
+# headers' version, or to "" with the reason in TTE_NATIVE_PROVIDER_<major>_WHY.
+function(tte_add_native_provider major root_var beside)
+  set(TTE_NATIVE_PROVIDER_${major} "" PARENT_SCOPE)
+  set(_root "${${root_var}}")
+  if(NOT "${_root}" STREQUAL "" OR NOT "$ENV{${root_var}}" STREQUAL "")
+    set(_roots "${_root}" "$ENV{${root_var}}")
+    set(_search NO_DEFAULT_PATH)
+  else()
+    set(_roots "$ENV{PREFIX}" "$ENV{CONDA_PREFIX}")
+    set(_beside "${PROJECT_SOURCE_DIR}/../shared/sdk/${beside}")
+    if(EXISTS "${_beside}/include/NvInferRuntime.h")
+      cmake_path(ABSOLUTE_PATH _beside NORMALIZE)
+      list(APPEND _roots "${_beside}")
+    endif()
+    set(_search "")
   endif()
-  get_filename_component(_tte_trt_include_parent "${TTE_TENSORRT_INCLUDE_DIR}" DIRECTORY)
-  find_library(TTE_TENSORRT_LIBRARY
-    NAMES ${_tte_trt_lib} lib${_tte_trt_lib}.so.${_tte_trt_MAJOR}
-    HINTS ${_tte_trt_roots} "${_tte_trt_include_parent}"
-    PATH_SUFFIXES ${_tte_trt_lib_suffixes}
-    ${_tte_trt_search})
-  if(NOT TTE_TENSORRT_LIBRARY)
-    tte_tensorrt_not_found("TTE_TENSORRT_LINK=ON but lib${_tte_trt_lib}.so was not found in the roots searched or beside the headers (${TTE_TENSORRT_INCLUDE_DIR})")
+  list(REMOVE_ITEM _roots "")
+
+  # Results are cached: search again when the roots or the library changed.
+  set(_query "${_roots}|${TTE_TENSORRT_LINK}|${TTE_TENSORRT_LEAN_ONLY}")
+  if(NOT "${_query}" STREQUAL "${TTE_TENSORRT${major}_QUERY}")
+    unset(TTE_TENSORRT${major}_INCLUDE_DIR CACHE)
+    unset(TTE_TENSORRT${major}_LIBRARY CACHE)
+    set(TTE_TENSORRT${major}_QUERY "${_query}" CACHE INTERNAL
+        "What TensorRT ${major} was last searched with")
+  endif()
+
+  # The roots above are paths on this machine. A cross build's toolchain
+  # (cmake/aarch64-linux-gnu.cmake) sets CMAKE_FIND_ROOT_PATH_MODE_INCLUDE
+  # ONLY, which would look for them only inside its sysroots; TensorRT's
+  # headers do not depend on the target architecture, so the roots are
+  # searched inside the sysroots first and then as given. The system paths
+  # keep the toolchain's mode. The version is checked after the search, so a
+  # root holding the other major's headers is reported, not passed over.
+  find_path(TTE_TENSORRT${major}_INCLUDE_DIR NvInferRuntime.h
+    HINTS ${_roots}
+    PATH_SUFFIXES ${_tte_trt_include_suffixes}
+    NO_DEFAULT_PATH CMAKE_FIND_ROOT_PATH_BOTH)
+  if(NOT TTE_TENSORRT${major}_INCLUDE_DIR AND NOT _search STREQUAL "NO_DEFAULT_PATH")
+    find_path(TTE_TENSORRT${major}_INCLUDE_DIR NvInferRuntime.h
+      PATH_SUFFIXES ${_tte_trt_include_suffixes})
+  endif()
+  set(_include "${TTE_TENSORRT${major}_INCLUDE_DIR}")
+  if(NOT _include)
+    list(JOIN _roots ", " _where)
+    if(_search STREQUAL "NO_DEFAULT_PATH")
+      set(_where "${_where} (${root_var})")
+    elseif(_where)
+      set(_where "${_where} or the system paths")
+    else()
+      set(_where "the system paths")
+    endif()
+    set(TTE_NATIVE_PROVIDER_${major}_WHY
+        "NvInferRuntime.h not found under ${_where}; pass -D${root_var}=<TensorRT ${major} with include/NvInferRuntime.h>"
+        PARENT_SCOPE)
     return()
   endif()
-endif()
+  tte_tensorrt_header_version("${_include}" _found_major _version)
+  if(NOT "${_found_major}" STREQUAL "${major}")
+    set(TTE_NATIVE_PROVIDER_${major}_WHY
+        "the headers in ${_include} are TensorRT '${_version}', not ${major}.x; pass -D${root_var}=<TensorRT ${major} with include/NvInferRuntime.h>"
+        PARENT_SCOPE)
+    return()
+  endif()
 
-# The provider's code, compiled once: into the provider library and into its
-# test. Only ExecuTorch's headers are used (for ScalarType), not its library.
-add_library(tte_native_tensorrt_provider OBJECT
-  providers/native/native_tensorrt_provider.cpp
-  providers/native/tensorrt_library.cpp
-  providers/native/tensorrt_plugins.cpp
-  providers/native/data_types.cpp
-  providers/native/plan_header.cpp
-  providers/native/tensorrt_logger.cpp
-  providers/native/runtime_pool.cpp
-  providers/native/tensorrt_engine.cpp
-  # The plugin's device count and DeviceGuard (CUDA runtime only), compiled
-  # into the provider too: it is a library of its own and links no part of
-  # the plugin.
-  src/cuda/cuda_device.cpp)
-target_include_directories(tte_native_tensorrt_provider
-  PUBLIC ${TTE_PUBLIC_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/providers
-         # common/status.h and common/text.h (header-only), cuda/cuda_device.h
-         ${CMAKE_CURRENT_SOURCE_DIR}/src
-  PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_INCLUDE_DIRECTORIES>)
-target_compile_definitions(tte_native_tensorrt_provider
-  PUBLIC $<$<BOOL:${TTE_TENSORRT_LINK}>:TTE_TENSORRT_LINK=1>
-  PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_COMPILE_DEFINITIONS>)
-target_link_libraries(tte_native_tensorrt_provider PUBLIC tte::tensorrt_headers tte::cudart ${CMAKE_DL_LIBS})
-if(TTE_TENSORRT_LINK)
-  # The code calls TensorRT's two entry points by name: whatever links it
-  # (the provider library, its test) links TensorRT too.
-  target_link_libraries(tte_native_tensorrt_provider PUBLIC "${TTE_TENSORRT_LIBRARY}")
-endif()
-target_compile_options(tte_native_tensorrt_provider PRIVATE -Wall -Wextra)
-tte_glibc_compat(tte_native_tensorrt_provider)
+  if(TTE_TENSORRT_LINK)
+    # The pip wheels ship only the versioned file (libnvinfer_lean.so.11), so
+    # the versioned name is searched too.
+    set(_lib nvinfer)
+    if(TTE_TENSORRT_LEAN_ONLY)
+      set(_lib nvinfer_lean)
+    endif()
+    get_filename_component(_include_parent "${_include}" DIRECTORY)
+    find_library(TTE_TENSORRT${major}_LIBRARY
+      NAMES lib${_lib}.so.${major} ${_lib}
+      HINTS ${_roots} "${_include_parent}"
+      PATH_SUFFIXES ${_tte_trt_lib_suffixes}
+      ${_search})
+    if(NOT TTE_TENSORRT${major}_LIBRARY)
+      set(TTE_NATIVE_PROVIDER_${major}_WHY
+          "TTE_TENSORRT_LINK=ON but lib${_lib}.so.${major} was not found in the roots searched or beside the headers (${_include})"
+          PARENT_SCOPE)
+      return()
+    endif()
+  endif()
+  set(_library "${TTE_TENSORRT${major}_LIBRARY}")
 
-add_library(tte_provider_tensorrt SHARED providers/native/provider_entry.cpp)
-target_link_libraries(tte_provider_tensorrt PRIVATE tte_native_tensorrt_provider)
-target_compile_options(tte_provider_tensorrt PRIVATE -Wall -Wextra)
-# --no-undefined: a TensorRT function called by name (rather than through
-# the library found at run time) fails the link instead of the user's import.
-target_link_options(tte_provider_tensorrt PRIVATE
-  "LINKER:--no-undefined" "LINKER:--enable-new-dtags")
-set_target_properties(tte_provider_tensorrt PROPERTIES
-  SKIP_BUILD_RPATH OFF
-  BUILD_RPATH "${TTE_CUDA_ROOT}/lib;${TTE_CUDA_ROOT}/lib64"
-  # libcudart from the nvidia wheel (or $ORIGIN in a conda prefix); TensorRT
-  # is found by the provider itself, relative to its own folder.
-  INSTALL_RPATH "${TTE_INSTALL_RPATH}")
-if(TTE_TENSORRT_LINK)
-  get_filename_component(_tte_trt_lib_dir "${TTE_TENSORRT_LIBRARY}" DIRECTORY)
-  set_property(TARGET tte_provider_tensorrt APPEND PROPERTY BUILD_RPATH "${_tte_trt_lib_dir}")
-endif()
-tte_glibc_compat(tte_provider_tensorrt)
-install(TARGETS tte_provider_tensorrt LIBRARY DESTINATION ${TTE_INSTALL_LIBDIR})
+  # The provider's code, compiled once per major: into the provider library
+  # and into its test. Only ExecuTorch's headers are used (for ScalarType),
+  # not its library. TensorRT's headers are system headers here: 10.3's warn
+  # about their own deprecated declarations.
+  set(_objects tte_native_tensorrt${major}_provider)
+  add_library(${_objects} OBJECT
+    providers/native/native_tensorrt_provider.cpp
+    providers/native/tensorrt_library.cpp
+    providers/native/tensorrt_plugins.cpp
+    providers/native/data_types.cpp
+    providers/native/plan_header.cpp
+    providers/native/tensorrt_logger.cpp
+    providers/native/runtime_pool.cpp
+    providers/native/tensorrt_engine.cpp
+    # The plan header reader and the plugin's device count and DeviceGuard
+    # (CUDA runtime only), compiled into the provider too: it is a library
+    # of its own and links no part of the plugin.
+    src/blob/tensorrt_plan_header.cpp
+    src/cuda/cuda_device.cpp)
+  target_include_directories(${_objects} SYSTEM PUBLIC "${_include}")
+  target_include_directories(${_objects}
+    PUBLIC ${TTE_PUBLIC_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/providers
+           # common/ and blob/tensorrt_plan_header.h (header-only or compiled
+           # in above), cuda/cuda_device.h
+           ${CMAKE_CURRENT_SOURCE_DIR}/src
+    PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_compile_definitions(${_objects}
+    PUBLIC $<$<BOOL:${TTE_TENSORRT_LINK}>:TTE_TENSORRT_LINK=1>
+    PRIVATE $<TARGET_PROPERTY:executorch::runtime,INTERFACE_COMPILE_DEFINITIONS>)
+  target_link_libraries(${_objects} PUBLIC tte::cudart ${CMAKE_DL_LIBS})
+  if(TTE_TENSORRT_LINK)
+    # The code calls TensorRT's two entry points by name: whatever links it
+    # (the provider library, its test) links TensorRT too.
+    target_link_libraries(${_objects} PUBLIC "${_library}")
+  endif()
+  target_compile_options(${_objects} PRIVATE -Wall -Wextra)
+  tte_glibc_compat(${_objects})
 
-if(TTE_TENSORRT_LINK)
-  message(STATUS "Native TensorRT provider: TensorRT ${TTE_TENSORRT_VERSION} headers "
-                 "${TTE_TENSORRT_INCLUDE_DIR}, linked to ${TTE_TENSORRT_LIBRARY}")
-else()
-  message(STATUS "Native TensorRT provider: TensorRT ${TTE_TENSORRT_VERSION} headers "
-                 "${TTE_TENSORRT_INCLUDE_DIR}; the library is found at run time")
+  set(_provider tte_provider_tensorrt${major})
+  add_library(${_provider} SHARED providers/native/provider_entry.cpp)
+  target_link_libraries(${_provider} PRIVATE ${_objects})
+  target_compile_options(${_provider} PRIVATE -Wall -Wextra)
+  # --no-undefined: a TensorRT function called by name (rather than through
+  # the library found at run time) fails the link instead of the user's import.
+  target_link_options(${_provider} PRIVATE
+    "LINKER:--no-undefined" "LINKER:--enable-new-dtags")
+  set_target_properties(${_provider} PROPERTIES
+    SKIP_BUILD_RPATH OFF
+    BUILD_RPATH "${TTE_CUDA_ROOT}/lib;${TTE_CUDA_ROOT}/lib64"
+    # libcudart from the nvidia wheel (or $ORIGIN in a conda prefix); TensorRT
+    # is found by the provider itself, relative to its own folder.
+    INSTALL_RPATH "${TTE_INSTALL_RPATH}")
+  if(TTE_TENSORRT_LINK)
+    get_filename_component(_lib_dir "${_library}" DIRECTORY)
+    set_property(TARGET ${_provider} APPEND PROPERTY BUILD_RPATH "${_lib_dir}")
+  endif()
+  tte_glibc_compat(${_provider})
+  install(TARGETS ${_provider} LIBRARY DESTINATION ${TTE_INSTALL_LIBDIR})
+
+  if(TTE_TENSORRT_LINK)
+    message(STATUS "Native TensorRT ${major} provider: TensorRT ${_version} headers "
+                   "${_include}, linked to ${_library}")
+  else()
+    message(STATUS "Native TensorRT ${major} provider: TensorRT ${_version} headers "
+                   "${_include}; the library is found at run time")
+  endif()
+  set(TTE_NATIVE_PROVIDER_${major} "${_version}" PARENT_SCOPE)
+endfunction()
+
+tte_add_native_provider(11 TensorRT_ROOT tensorrt-11.1)
+tte_add_native_provider(10 TensorRT10_ROOT tensorrt-10.3)
+
+# The majors built.
+set(TTE_NATIVE_PROVIDER_MAJORS "")
+foreach(_major 10 11)
+  if(TTE_NATIVE_PROVIDER_${_major})
+    list(APPEND TTE_NATIVE_PROVIDER_MAJORS ${_major})
+  else()
+    message(STATUS "Native TensorRT ${_major} provider: not built (${TTE_NATIVE_PROVIDER_${_major}_WHY})")
+  endif()
+endforeach()
+if(_tte_trt_mode STREQUAL "ON" AND NOT TTE_NATIVE_PROVIDER_MAJORS)
+  message(FATAL_ERROR
+    "Native TensorRT providers: no TensorRT headers of a supported major (10 or 11) were found "
+    "(11: ${TTE_NATIVE_PROVIDER_11_WHY}; 10: ${TTE_NATIVE_PROVIDER_10_WHY}). Install TensorRT's "
+    "headers (conda: libnvinfer-devel; the TensorRT SDK; JetPack) and pass "
+    "-DTensorRT_ROOT=<TensorRT 11> or -DTensorRT10_ROOT=<TensorRT 10>, or build without them: "
+    "-DTTE_WITH_TENSORRT=OFF")
 endif()

@@ -2,23 +2,30 @@
 # Collect what scripts/gpu-check.sh needs on a GPU machine (Python 3.12, no
 # network) into one folder: wheels, test providers, GPU test binaries,
 # benchmark baselines and packed programs, and native/ for the native
-# TensorRT provider (its test binary and a program whose plan TensorRT must
-# refuse). Run after scripts/build.sh.
+# TensorRT providers (one test binary per TensorRT major, and programs whose
+# plans say TensorRT 10.16.1 and 11.4.0 and which no TensorRT can read).
+# Run after scripts/build.sh.
 #
-# --tensorrt-lean LEAN_DIR makes a bundle for the native provider only (its
-# wheels and native/, without the other GPU tests) and puts
-# tensorrt-lean-cu13-libs from PyPI (44 MB) in LEAN_DIR: one call to a GPU
-# machine carries at most 64 MiB with the working tree, so the two folders
-# travel in two calls (the machine keeps the first while it stays warm).
-# gpu-check.sh BUNDLE OUT LEAN_DIR then checks runtime creation, refusal of
-# unreadable plans and the provider tte-run and tte.load choose on their own.
-# Usage: scripts/gpu-bundle.sh [--tensorrt-lean LEAN_DIR] OUT_DIR [PYTHON_VERSION]   (default 3.12)
+# --tensorrt-lean LEAN10_DIR LEAN11_DIR makes a bundle for the native
+# providers only (the wheels and native/, without the other GPU tests) and
+# puts PyPI's lean runtimes (tensorrt-lean-cu13-libs, 44 MB each) of
+# TensorRT 10 (10.16.1.11) and 11 (11.4.0.106) in the two folders: one call
+# to a GPU machine carries at most 64 MiB with the working tree, so the
+# three folders travel in three calls (copy the first two to ~ there).
+# gpu-check.sh BUNDLE OUT LEAN10_DIR LEAN11_DIR then creates both runtimes in
+# one process and checks that the plan's header picks the provider.
+# Usage: scripts/gpu-bundle.sh [--tensorrt-lean LEAN10_DIR LEAN11_DIR] OUT_DIR [PYTHON_VERSION]   (default 3.12)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 lean=""
-if [ "${1:-}" = "--tensorrt-lean" ]; then lean="${2:?--tensorrt-lean needs a folder}"; shift 2; fi
-out="${1:?usage: $0 [--tensorrt-lean LEAN_DIR] OUT_DIR [PYTHON_VERSION]}"
+lean10=""
+if [ "${1:-}" = "--tensorrt-lean" ]; then
+  lean10="${2:?--tensorrt-lean needs two folders: LEAN10_DIR LEAN11_DIR}"
+  lean="${3:?--tensorrt-lean needs two folders: LEAN10_DIR LEAN11_DIR}"
+  shift 3
+fi
+out="${1:?usage: $0 [--tensorrt-lean LEAN10_DIR LEAN11_DIR] OUT_DIR [PYTHON_VERSION]}"
 pyver="${2:-3.12}"
 build=build/wheel/cpp
 py=.venv/bin/python
@@ -32,32 +39,42 @@ download() {
     -d "$into" "$@"
 }
 if [ -n "$lean" ]; then
-  rm -rf "$lean"; mkdir -p "$lean"
-  download "$lean" "tensorrt-lean-cu13-libs>=11.1,<12"
+  rm -rf "$lean" "$lean10"; mkdir -p "$lean" "$lean10"
+  download "$lean10" "tensorrt-lean-cu13-libs==10.16.1.11"
+  download "$lean" "tensorrt-lean-cu13-libs==11.4.0.106"
   download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers
 else
   download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging
 fi
 
-# The native provider: its test binary (TensorRT is found at run time) and a
-# program whose engine is a TensorRT-looking plan no TensorRT can read.
-if [ -f "$build/libtte_provider_tensorrt.so" ]; then
-  strip -o "$out/native/test_native_tensorrt_provider" "$build/tests/test_native_tensorrt_provider"
-  $py - "$out/native/unreadable.plan" <<'PY'
+# The native providers: their test binaries (TensorRT is found at run time)
+# and, per major, a program whose engine is a TensorRT-looking plan that says
+# which TensorRT built it and that no TensorRT can read.
+majors=""
+for major in 10 11; do
+  [ -f "$build/libtte_provider_tensorrt$major.so" ] || continue
+  majors="$majors $major"
+  strip -o "$out/native/test_native_tensorrt${major}_provider" "$build/tests/test_native_tensorrt${major}_provider"
+done
+if [ -n "$majors" ]; then
+  for version in 10.16.1 11.4.0; do
+    $py - "$out/native/unreadable-$version.plan" "$version" <<'PY'
 import random, sys
 plan = bytearray(random.Random(7).getrandbits(8) for _ in range(4096))
 plan[0:8] = b"ftrt" + bytes(4)       # TensorRT's plan tag, serialization version 0
-plan[24:28] = bytes([11, 1, 0, 0])   # "built by TensorRT 11.1.0"
+plan[24:28] = bytes([int(v) for v in sys.argv[2].split(".")] + [0])  # "built by TensorRT <version>"
 open(sys.argv[1], "wb").write(bytes(plan))
 PY
-  .venv/bin/torch-tensorrt-executorch pack "$out/native/unreadable.pte" --engine "$out/native/unreadable.plan" \
-    --input x:float32:2,4 --output y:float32:x:0,4 >/dev/null 2>&1
-  rm "$out/native/unreadable.plan"
+    .venv/bin/torch-tensorrt-executorch pack "$out/native/unreadable-$version.pte" \
+      --engine "$out/native/unreadable-$version.plan" --input x:float32:2,4 --output y:float32:x:0,4 >/dev/null 2>&1
+    rm "$out/native/unreadable-$version.plan"
+  done
+  echo "[gpu-bundle] native TensorRT providers:$majors" >&2
 else
   echo "[gpu-bundle] this build has no native TensorRT provider: native/ stays empty" >&2
 fi
 if [ -n "$lean" ]; then
-  du -sh "$out" "$lean"
+  du -sh "$out" "$lean10" "$lean"
   exit 0
 fi
 

@@ -42,13 +42,17 @@ using Json = nlohmann::ordered_json;
 // registry, so it is unregistered before any test runs; whether it was
 // registered is kept for the test that checks it.
 inline const bool kBundledNativeProviderWasRegistered = [] {
+  std::vector<std::string> native;
   for (size_t i = 0; i < tte_num_engine_providers(); ++i) {
-    if (std::string(tte_engine_provider_name(i)) == "tensorrt-native") {
-      tte_unregister_engine_provider("tensorrt-native", nullptr);
-      return true;
+    const std::string name = tte_engine_provider_name(i);
+    if (name.rfind("tensorrt-native-", 0) == 0) {
+      native.push_back(name);
     }
   }
-  return false;
+  for (const std::string& name : native) {
+    tte_unregister_engine_provider(name.c_str(), nullptr);
+  }
+  return !native.empty();
 }();
 
 // ---- Blobs -----------------------------------------------------------------
@@ -242,6 +246,18 @@ inline TteStatus fail(TteError* error, TteStatus status, const std::string& mess
   return status;
 }
 
+// A fake plan behind a TensorRT plan header of the given version (the tag,
+// serialization version 0, the version at byte 24): what the backend reads
+// to pick the native provider of the plan's major.
+inline std::string tensorrt_fake_plan(int major, int minor, int patch, FakeEngineSpec spec) {
+  std::string header(28, '\0');
+  header.replace(0, 4, "ftrt");
+  header[24] = static_cast<char>(major);
+  header[25] = static_cast<char>(minor);
+  header[26] = static_cast<char>(patch);
+  return header + fake_plan(std::move(spec));
+}
+
 namespace fake_abi {
 
 inline FakeEngine* E(TteEngine* engine) { return reinterpret_cast<FakeEngine*>(engine); }
@@ -251,6 +267,9 @@ inline TteStatus deserialize(void* user_data, const void* plan, uint64_t size,
                              TteError* error) {
   auto* state = static_cast<FakeProviderState*>(user_data);
   std::string text(static_cast<const char*>(plan), size);
+  if (text.rfind("ftrt", 0) == 0 && text.size() > 28) {
+    text = text.substr(28);  // tensorrt_fake_plan
+  }
   if (text.rfind("FAKE", 0) != 0) {
     return fail(error, TTE_ERROR_NOT_ACCEPTED, "not a fake plan");
   }

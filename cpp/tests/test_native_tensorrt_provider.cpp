@@ -23,6 +23,7 @@
 #include <executorch/runtime/core/portable_type/scalar_type.h>
 
 #include "native/data_types.h"
+#include "blob/tensorrt_plan_header.h"
 #include "native/plan_header.h"
 #include "native/native_tensorrt_provider.h"
 #include "native/runtime_pool.h"
@@ -114,7 +115,9 @@ std::vector<uint8_t> test_engine_plan() {
 // Starts like a serialized engine: the plan tag, serialization version 0 and,
 // at byte 24, the version of the TensorRT this provider was built against;
 // then seeded noise.
-std::vector<uint8_t> tensorrt_looking_plan(size_t size) {
+std::vector<uint8_t> tensorrt_looking_plan(size_t size, int major = NV_TENSORRT_MAJOR,
+                                           int minor = NV_TENSORRT_MINOR,
+                                           int patch = NV_TENSORRT_PATCH) {
   std::vector<uint8_t> plan(size);
   std::mt19937 noise(20240611);
   for (uint8_t& byte : plan) {
@@ -122,9 +125,9 @@ std::vector<uint8_t> tensorrt_looking_plan(size_t size) {
   }
   const uint8_t header[] = {'f', 't', 'r', 't', 0, 0, 0, 0};
   std::memcpy(plan.data(), header, sizeof(header));
-  plan[24] = NV_TENSORRT_MAJOR;
-  plan[25] = NV_TENSORRT_MINOR;
-  plan[26] = NV_TENSORRT_PATCH;
+  plan[24] = static_cast<uint8_t>(major);
+  plan[25] = static_cast<uint8_t>(minor);
+  plan[26] = static_cast<uint8_t>(patch);
   plan[27] = 0;
   return plan;
 }
@@ -136,7 +139,7 @@ TEST(NativeTensorRtProvider, DescribesItself) {
   const TteEngineProvider& table = provider.table();
   EXPECT_EQ(table.abi_version, TTE_ENGINE_PROVIDER_ABI_VERSION);
   EXPECT_EQ(table.struct_size, sizeof(TteEngineProvider));
-  EXPECT_STREQ(table.name, "tensorrt-native");
+  EXPECT_EQ(std::string(table.name), "tensorrt-native-" + std::to_string(NV_TENSORRT_MAJOR));
   EXPECT_EQ(table.memory_kind, TTE_MEMORY_DEVICE);
   EXPECT_EQ(table.enqueue_capturable, 1);
   EXPECT_NE(table.release, nullptr);
@@ -205,6 +208,64 @@ TEST(NativeTensorRtProvider, WithoutADeviceTensorRtIsNeverStarted) {
   EXPECT_EQ(tensorrt_log_lines(), 0u);
 }
 
+int32_t one_device() {
+  ++g_device_count_calls;
+  return 1;
+}
+
+// Each major's provider refuses the other's plans before anything else
+// (no device count, no library): the plugin routes by the same header, so
+// this is what an explicit provider choice sees.
+TEST(NativeTensorRtProvider, RefusesAPlanOfAnotherMajor) {
+  ScopedProvider provider(&no_devices);
+  const int other = NV_TENSORRT_MAJOR == 10 ? 11 : 10;
+  TteEngine* engine = nullptr;
+  TteError error{};
+  EXPECT_EQ(provider.deserialize(tensorrt_looking_plan(4096, other, 16, 1), &engine, &error),
+            TTE_ERROR_NOT_ACCEPTED);
+  EXPECT_EQ(engine, nullptr);
+  const std::string message = error.message;
+  const std::string o = std::to_string(other);
+  EXPECT_NE(message.find("the plan was built by TensorRT " + o + ".16.1"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(std::string(tte::native::kProviderName) + " runs TensorRT " +
+                         std::to_string(NV_TENSORRT_MAJOR) + " plans only"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("provider 'tensorrt-native-" + o + "'"), std::string::npos) << message;
+  EXPECT_NE(message.find("pip install 'tensorrt-lean-cu13-libs>=" + o + ".16,<"), std::string::npos)
+      << message;
+  EXPECT_EQ(g_device_count_calls, 0);
+  EXPECT_EQ(tensorrt_log_lines(), 0u);
+}
+
+// With a device but no library of its major, the refusal names the version
+// the plan was built by and what installs it.
+TEST(NativeTensorRtProvider, NamesThePlansVersionWhenItsTensorRtIsMissing) {
+  if (tte::native::TensorRtLibrary::get().found()) {
+    GTEST_SKIP() << "a TensorRT " << NV_TENSORRT_MAJOR << " library is found here ("
+                 << tte::native::TensorRtLibrary::get().path()
+                 << "); a runtime would be created without checking the device";
+  }
+  ScopedProvider provider(&one_device);
+  TteEngine* engine = nullptr;
+  TteError error{};
+  EXPECT_EQ(provider.deserialize(tensorrt_looking_plan(4096, NV_TENSORRT_MAJOR, 16, 1), &engine,
+                                 &error),
+            TTE_ERROR_NOT_ACCEPTED);
+  const std::string message = error.message;
+  const std::string m = std::to_string(NV_TENSORRT_MAJOR);
+  EXPECT_EQ(message.rfind("the plan was built by TensorRT " + m + ".16.1, and no usable TensorRT " +
+                              m + " library",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("pip install 'tensorrt-lean-cu13-libs>=" + m + ".16,<"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("'tensorrt-cu13==" + m + ".16.*'"), std::string::npos) << message;
+  EXPECT_NE(message.find("libnvinfer=" + m), std::string::npos) << message;
+}
+
 TEST(NativeTensorRtProvider, DescribesTheRuntimeItWouldUse) {
   ScopedProvider provider(&no_devices);
   const TteEngineProvider& table = provider.table();
@@ -218,7 +279,7 @@ TEST(NativeTensorRtProvider, DescribesTheRuntimeItWouldUse) {
   if (library.found()) {
     EXPECT_TRUE(contains(text, library.path().c_str())) << text;
   } else {
-    EXPECT_TRUE(contains(text, "pip install tensorrt-lean-cu13")) << text;
+    EXPECT_TRUE(contains(text, "pip install 'tensorrt-lean-cu13-libs")) << text;
   }
   // Describing loads at most the library: no runtime, no device query.
   EXPECT_EQ(g_device_count_calls, 0);
@@ -263,6 +324,12 @@ class FakeSite {
 const std::string kFull = "libnvinfer.so." + std::to_string(NV_TENSORRT_MAJOR);
 const std::string kLean = "libnvinfer_lean.so." + std::to_string(NV_TENSORRT_MAJOR);
 
+// "11.4.0" for 110400, as getInferLibVersion packs it.
+std::string version_text(int packed) {
+  return std::to_string(packed / 10000) + "." + std::to_string(packed / 100 % 100) + "." +
+         std::to_string(packed % 100);
+}
+
 bool ends_with(const std::string& text, const std::string& end) {
   return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
 }
@@ -284,19 +351,21 @@ TEST(NativeTensorRtLibrary, DecodesVersionsAsTensorRtPacksThem) {
 
 TEST(NativeTensorRtLibrary, PrefersThePipFullRuntimeThenLean) {
   FakeSite site;
-  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
-  const std::string full = site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
+  site.put(TTE_FAKE_NVINFER_NEWER, "tensorrt_lean_libs", kLean);
+  const std::string full = site.put(TTE_FAKE_NVINFER_HEADER, "tensorrt_libs", kFull);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(fs::canonical(library.path()), fs::canonical(full));
   EXPECT_FALSE(library.lean());
-  EXPECT_EQ(library.version().text(), "11.1.0");
-  EXPECT_TRUE(contains(library.describe().c_str(), "TensorRT 11.1.0 from")) << library.describe();
+  EXPECT_EQ(library.version().text(), version_text(TTE_FAKE_VERSION_HEADER));
+  EXPECT_TRUE(contains(library.describe().c_str(),
+                       ("TensorRT " + version_text(TTE_FAKE_VERSION_HEADER) + " from").c_str()))
+      << library.describe();
 }
 
 TEST(NativeTensorRtLibrary, TakesTheLeanRuntimeWhenItIsTheOnlyOne) {
   FakeSite site;
-  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  site.put(TTE_FAKE_NVINFER_NEWER, "tensorrt_lean_libs", kLean);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(ends_with(library.path(), "tensorrt_lean_libs/" + kLean)) << library.path();
@@ -306,7 +375,7 @@ TEST(NativeTensorRtLibrary, TakesTheLeanRuntimeWhenItIsTheOnlyOne) {
 
 TEST(NativeTensorRtLibrary, FindsTheLibraryBesideItselfInACondaPrefix) {
   FakeSite site;
-  site.put(TTE_FAKE_NVINFER_110400, "", kFull);
+  site.put(TTE_FAKE_NVINFER_NEWER, "", kFull);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(library.path(), site.own() + kFull);
@@ -323,49 +392,50 @@ TEST(NativeTensorRtLibrary, LooksInTheCondaEnvironmentOfAPipInstall) {
   EXPECT_FALSE(none.found());
   EXPECT_TRUE(contains(none.why_not_found().c_str(), (prefix + "/lib/").c_str())) << none.why_not_found();
 
-  const std::string lean = env.put(TTE_FAKE_NVINFER_110400, "lib", kLean);
+  const std::string lean = env.put(TTE_FAKE_NVINFER_NEWER, "lib", kLean);
   const TensorRtLibrary found_lean = TensorRtLibrary::search("", site.own(), prefix, false);
   ASSERT_TRUE(found_lean.found()) << found_lean.why_not_found();
   EXPECT_EQ(fs::canonical(found_lean.path()), fs::canonical(lean));
   EXPECT_TRUE(found_lean.lean());
 
-  const std::string full = env.put(TTE_FAKE_NVINFER_110100, "lib", kFull);
+  const std::string full = env.put(TTE_FAKE_NVINFER_HEADER, "lib", kFull);
   const TensorRtLibrary found_full = TensorRtLibrary::search("", site.own(), prefix, false);
   ASSERT_TRUE(found_full.found()) << found_full.why_not_found();
   EXPECT_EQ(fs::canonical(found_full.path()), fs::canonical(full));
 
   // The pip wheels come first.
-  const std::string pip = site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  const std::string pip = site.put(TTE_FAKE_NVINFER_NEWER, "tensorrt_lean_libs", kLean);
   const TensorRtLibrary found_pip = TensorRtLibrary::search("", site.own(), prefix, false);
   ASSERT_TRUE(found_pip.found()) << found_pip.why_not_found();
   EXPECT_EQ(fs::canonical(found_pip.path()), fs::canonical(pip));
 }
 
-// TensorRT 10's ILogger has another layout: a provider built with 11's
-// headers must never hand it a logger.
+// TensorRT 10's and 11's classes have other layouts: a provider built with
+// one major's headers must never hand the other's library a logger.
 TEST(NativeTensorRtLibrary, RefusesAnotherMajorAndGoesOn) {
   FakeSite site;
-  site.put(TTE_FAKE_NVINFER_100300, "tensorrt_libs", kFull);
-  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  site.put(TTE_FAKE_NVINFER_OTHER_MAJOR, "tensorrt_libs", kFull);
+  site.put(TTE_FAKE_NVINFER_NEWER, "tensorrt_lean_libs", kLean);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(library.lean());
-  EXPECT_EQ(library.version().text(), "11.4.0");
+  EXPECT_EQ(library.version().text(), version_text(TTE_FAKE_VERSION_NEWER));
 
   FakeSite only_old;
-  only_old.put(TTE_FAKE_NVINFER_100300, "tensorrt_libs", kFull);
+  only_old.put(TTE_FAKE_NVINFER_OTHER_MAJOR, "tensorrt_libs", kFull);
   const TensorRtLibrary none = TensorRtLibrary::search("", only_old.own(), "", false);
   EXPECT_FALSE(none.found());
-  EXPECT_TRUE(contains(none.why_not_found().c_str(), "it is TensorRT 10.3.0, and this provider needs TensorRT 11"))
-      << none.why_not_found();
+  const std::string expected = "it is TensorRT " + version_text(TTE_FAKE_VERSION_OTHER_MAJOR) +
+                               ", and this provider needs TensorRT " +
+                               std::to_string(NV_TENSORRT_MAJOR);
+  EXPECT_TRUE(contains(none.why_not_found().c_str(), expected.c_str())) << none.why_not_found();
 }
 
 // Classes gain virtual functions in minor releases: a library older than
 // the headers would be called past the end of its vtables.
 TEST(NativeTensorRtLibrary, RefusesAnOlderMinorThanTheHeaders) {
-  if (NV_TENSORRT_MINOR == 0) GTEST_SKIP() << "built against an x.0 header: no older minor";
   FakeSite site;
-  site.put(TTE_FAKE_NVINFER_110000, "tensorrt_libs", kFull);
+  site.put(TTE_FAKE_NVINFER_OLDER, "tensorrt_libs", kFull);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   EXPECT_FALSE(library.found());
   EXPECT_TRUE(contains(library.why_not_found().c_str(), "older than the TensorRT")) << library.why_not_found();
@@ -373,8 +443,8 @@ TEST(NativeTensorRtLibrary, RefusesAnOlderMinorThanTheHeaders) {
 
 TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
   FakeSite site;
-  site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
-  const std::string chosen = site.put(TTE_FAKE_NVINFER_110400, "elsewhere", "libnvinfer_custom.so");
+  site.put(TTE_FAKE_NVINFER_HEADER, "tensorrt_libs", kFull);
+  const std::string chosen = site.put(TTE_FAKE_NVINFER_NEWER, "elsewhere", "libnvinfer_custom.so");
   const TensorRtLibrary library = TensorRtLibrary::search(chosen, site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(library.path(), chosen);
@@ -382,38 +452,71 @@ TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
   const TensorRtLibrary missing = TensorRtLibrary::search(site.own() + "nothing.so", site.own(), "", false);
   EXPECT_FALSE(missing.found());
   EXPECT_TRUE(contains(missing.why_not_found().c_str(), "does not exist")) << missing.why_not_found();
-  EXPECT_TRUE(contains(missing.why_not_found().c_str(), tte::native::kTensorRtLibraryEnv));
+  EXPECT_TRUE(contains(missing.why_not_found().c_str(), tte::kTensorRtLibraryEnv));
 }
 
 TEST(NativeTensorRtLibrary, SaysWhereItLookedAndWhatToInstall) {
   FakeSite site;
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   EXPECT_FALSE(library.found());
-  const std::string why = library.why_not_found();
+  const std::string why = library.describe();
   EXPECT_TRUE(contains(why.c_str(), "tensorrt_libs/")) << why;
   EXPECT_TRUE(contains(why.c_str(), "tensorrt_lean_libs/")) << why;
   EXPECT_TRUE(contains(why.c_str(), kLean.c_str())) << why;
-  EXPECT_TRUE(contains(why.c_str(), "pip install tensorrt-lean-cu13")) << why;
-  EXPECT_EQ(library.describe(), why);
+  // This major's packages, at least the headers' minor.
+  const std::string pin = "pip install 'tensorrt-lean-cu13-libs>=" +
+                          std::to_string(NV_TENSORRT_MAJOR) + "." +
+                          std::to_string(NV_TENSORRT_MINOR) + ",<" +
+                          std::to_string(NV_TENSORRT_MAJOR + 1) + "'";
+  EXPECT_TRUE(contains(why.c_str(), pin.c_str())) << why;
+  EXPECT_TRUE(contains(why.c_str(), tte::tensorrt_library_env(NV_TENSORRT_MAJOR).c_str())) << why;
+  EXPECT_EQ(why.rfind(library.why_not_found(), 0), 0u) << why;
 }
 
 TEST(NativeTensorRtLibrary, AFileThatIsNotTensorRtIsSkipped) {
   FakeSite site;
   // A library without TensorRT's symbols where libnvinfer should be.
-  site.put(TTE_FAKE_NVINFER_110100, "tensorrt_libs", kFull);
+  site.put(TTE_FAKE_NVINFER_HEADER, "tensorrt_libs", kFull);
   fs::resize_file(site.own_folder().parent_path().parent_path() / "tensorrt_libs" / kFull, 16);
-  site.put(TTE_FAKE_NVINFER_110400, "tensorrt_lean_libs", kLean);
+  site.put(TTE_FAKE_NVINFER_NEWER, "tensorrt_lean_libs", kLean);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(library.lean());
 }
 
-// A real lean runtime, when the test is pointed at one (scripts/test.sh does
-// where tensorrt-lean-cu13-libs is installed): loads without a GPU; no
-// runtime is created.
+// A plan of a later minor than the loaded library is refused before
+// TensorRT sees it, from the library's own version; the same or an older
+// minor (version-compatible plans run on later releases) goes to TensorRT.
+TEST(NativeTensorRtProvider, APlanNewerThanTheLibraryIsRefusedByVersion) {
+  const int m = NV_TENSORRT_MAJOR;
+  const tte::native::TensorRtVersion library{m, 16, 1};
+  auto header = [](int major, int minor, int patch) {
+    const std::vector<uint8_t> plan = tensorrt_looking_plan(64, major, minor, patch);
+    return tte::read_plan_header(plan.data(), plan.size());
+  };
+  const std::string refusal = tte::native::newer_plan_refusal(header(m, 17, 0), library);
+  const std::string mm = std::to_string(m);
+  EXPECT_EQ(refusal.rfind("the plan was built by TensorRT " + mm + ".17.0, newer than the TensorRT " +
+                              mm + ".16.1 found",
+                          0),
+            0u)
+      << refusal;
+  EXPECT_NE(refusal.find("'tensorrt-cu13==" + mm + ".17.*'"), std::string::npos) << refusal;
+  EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 16, 9), library), "");
+  EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 3, 0), library), "");
+  // Another major's plan is not this check's to refuse.
+  EXPECT_EQ(tte::native::newer_plan_refusal(header(m + 1, 17, 0), library), "");
+  EXPECT_EQ(tte::native::newer_plan_refusal(tte::PlanHeader{}, library), "");
+}
+
+// A real lean runtime of this major, when the test is pointed at one
+// (TTE_TEST_TENSORRT<major>_LEAN_LIBRARY; scripts/gpu-check.sh sets it):
+// loads without a GPU; no runtime is created.
 TEST(NativeTensorRtLibrary, LoadsARealLeanRuntime) {
-  const char* lean = std::getenv("TTE_TEST_TENSORRT_LEAN_LIBRARY");
-  if (lean == nullptr || *lean == '\0') GTEST_SKIP() << "TTE_TEST_TENSORRT_LEAN_LIBRARY is not set";
+  const std::string variable =
+      "TTE_TEST_TENSORRT" + std::to_string(NV_TENSORRT_MAJOR) + "_LEAN_LIBRARY";
+  const char* lean = std::getenv(variable.c_str());
+  if (lean == nullptr || *lean == '\0') GTEST_SKIP() << variable << " is not set";
   const TensorRtLibrary library = TensorRtLibrary::search(lean, "", "", false);
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_TRUE(library.lean());
@@ -440,7 +543,7 @@ TEST(NativeTensorRtProvider, DataTypesMapToExecuTorchScalarTypes) {
 
 TEST(NativeTensorRtProvider, PlanHeaderNamesTheBuildingVersion) {
   const std::vector<uint8_t> plan = tensorrt_looking_plan(64);
-  const tte::native::PlanHeader header = tte::native::read_plan_header(plan.data(), plan.size());
+  const tte::PlanHeader header = tte::read_plan_header(plan.data(), plan.size());
   EXPECT_TRUE(header.has_tag);
   ASSERT_TRUE(header.has_version);
   EXPECT_EQ(header.version[0], NV_TENSORRT_MAJOR);
@@ -451,10 +554,10 @@ TEST(NativeTensorRtProvider, PlanHeaderNamesTheBuildingVersion) {
       << hint;
 
   const std::vector<uint8_t> truncated(plan.begin(), plan.begin() + 8);
-  EXPECT_TRUE(tte::native::read_plan_header(truncated.data(), truncated.size()).has_tag);
-  EXPECT_FALSE(tte::native::read_plan_header(truncated.data(), truncated.size()).has_version);
+  EXPECT_TRUE(tte::read_plan_header(truncated.data(), truncated.size()).has_tag);
+  EXPECT_FALSE(tte::read_plan_header(truncated.data(), truncated.size()).has_version);
   const std::vector<uint8_t> other = bytes_of("not a plan at all, just text");
-  const tte::native::PlanHeader none = tte::native::read_plan_header(other.data(), other.size());
+  const tte::PlanHeader none = tte::read_plan_header(other.data(), other.size());
   EXPECT_FALSE(none.has_tag);
   EXPECT_NE(tte::native::refusal_hint(none, "11.4.0", true).find("not a TensorRT plan"),
             std::string::npos);

@@ -491,13 +491,82 @@ TEST(BackendProviders, TheProviderOptionPicksOne) {
   EXPECT_EQ(second.state().deserializes.load(), 1);
 
   et::BackendOptions<2> unknown;
-  ASSERT_EQ(unknown.set_option("provider", "tensorrt-native"), Error::Ok);
+  ASSERT_EQ(unknown.set_option("provider", "tensorrt-native-11"), Error::Ok);
   Delegate missing;
   StderrCapture log;
   EXPECT_EQ(missing.init(add_one_blob(), {}, unknown.view()), Error::NotFound);
-  EXPECT_TRUE(contains(log.text(), "engine provider 'tensorrt-native' (load option 'provider') "
+  EXPECT_TRUE(contains(log.text(), "engine provider 'tensorrt-native-11' (load option 'provider') "
                                    "is not registered; registered: 'first', 'second'"))
       << log.text();
+}
+
+// A TensorRT plan runs only under the major that built it: the plan's header
+// picks the native provider of that major, with or without the load option
+// provider="tensorrt-native"; other providers are still asked.
+std::vector<uint8_t> tensorrt_blob(int major, int minor, int patch) {
+  return make_blob(blob_metadata({"x"}, {"y"}),
+                   tensorrt_fake_plan(major, minor, patch,
+                                      engine({static_input("x", {2, 4}), output_like("y", 0)})));
+}
+
+TEST(BackendProviders, ThePlanHeaderPicksTheNativeProviderOfItsMajor) {
+  FakeProvider eleven("tensorrt-native-11", TTE_MEMORY_HOST, TTE_PROVIDER_NATIVE);
+  FakeProvider ten("tensorrt-native-10", TTE_MEMORY_HOST, TTE_PROVIDER_NATIVE);
+  ASSERT_EQ(eleven.status(), TTE_OK) << eleven.message();
+  ASSERT_EQ(ten.status(), TTE_OK) << ten.message();
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(tensorrt_blob(10, 16, 1), {}, {}), Error::Ok);
+    EXPECT_EQ(ten.state().deserializes.load(), 1);
+    EXPECT_EQ(eleven.state().deserializes.load(), 0);
+  }
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(tensorrt_blob(11, 1, 0), {}, {}), Error::Ok);
+    EXPECT_EQ(eleven.state().deserializes.load(), 1);
+    EXPECT_EQ(ten.state().deserializes.load(), 1);
+  }
+  et::BackendOptions<2> follow;
+  ASSERT_EQ(follow.set_option("provider", "tensorrt-native"), Error::Ok);
+  {
+    Delegate delegate;
+    ASSERT_EQ(delegate.init(tensorrt_blob(10, 3, 0), {}, follow.view()), Error::Ok);
+    EXPECT_EQ(ten.state().deserializes.load(), 2);
+    EXPECT_EQ(eleven.state().deserializes.load(), 1);
+  }
+  // Both majors serve delegates at once, in one process.
+  Delegate a, b;
+  ASSERT_EQ(a.init(tensorrt_blob(11, 4, 0), {}, {}), Error::Ok);
+  ASSERT_EQ(b.init(tensorrt_blob(10, 16, 1), {}, {}), Error::Ok);
+  EXPECT_EQ(eleven.state().deserializes.load(), 2);
+  EXPECT_EQ(ten.state().deserializes.load(), 3);
+}
+
+TEST(BackendProviders, APlanWhoseMajorHasNoProviderSaysWhichItNeeds) {
+  FakeProvider eleven("tensorrt-native-11", TTE_MEMORY_HOST, TTE_PROVIDER_NATIVE);
+  ASSERT_EQ(eleven.status(), TTE_OK) << eleven.message();
+  {
+    Delegate delegate;
+    StderrCapture log;
+    EXPECT_NE(delegate.init(tensorrt_blob(10, 16, 1), {}, {}), Error::Ok);
+    EXPECT_TRUE(contains(log.text(), "the plan was built by TensorRT 10.16.1, and no native "
+                                     "provider for TensorRT 10 ('tensorrt-native-10') is "
+                                     "registered"))
+        << log.text();
+    EXPECT_TRUE(contains(log.text(), "'tensorrt-native-11' runs TensorRT 11 plans only"))
+        << log.text();
+    EXPECT_EQ(eleven.state().deserializes.load(), 0);
+  }
+  et::BackendOptions<2> follow;
+  ASSERT_EQ(follow.set_option("provider", "tensorrt-native"), Error::Ok);
+  Delegate delegate;
+  StderrCapture log;
+  EXPECT_EQ(delegate.init(tensorrt_blob(10, 16, 1), {}, follow.view()), Error::NotFound);
+  EXPECT_TRUE(contains(log.text(), "the plan was built by TensorRT 10.16.1, and load option "
+                                   "provider='tensorrt-native' takes the native provider of that "
+                                   "major, but no native provider for TensorRT 10"))
+      << log.text();
+  EXPECT_EQ(eleven.state().deserializes.load(), 0);
 }
 
 TEST(BackendProviders, DeviceProviderWithoutAGpuIsNeverAsked) {

@@ -92,11 +92,14 @@ log "configure and build in $build (plugin, tte-run, C++ unit tests)"
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTTE_BUILD_TESTS=ON -DCMAKE_INSTALL_PREFIX="$site" \
   "${cross_args[@]}" > "$build/configure.log" 2>&1 || { tail -40 "$build/configure.log"; die "configure failed"; }
 .venv/bin/ninja -C "$build/cmake" -j2 > "$build/build.log" 2>&1 || { tail -40 "$build/build.log"; die "build failed"; }
-# "Native TensorRT provider: TensorRT 11.1.0 headers ..." or why it is not built.
-provider_line="$(grep -m1 -o 'Native TensorRT provider: .*' "$build/configure.log" || true)"
-log "${provider_line:-Native TensorRT provider: no configure line}"
-with_provider=0
-case "$provider_line" in "Native TensorRT provider: TensorRT "*) with_provider=1 ;; esac
+# Per TensorRT major: "Native TensorRT 11 provider: TensorRT 11.1.0 headers ..."
+# or why it is not built.
+majors=()
+for major in 11 10; do
+  provider_line="$(grep -m1 -o "Native TensorRT $major provider: .*" "$build/configure.log" || true)"
+  log "${provider_line:-Native TensorRT $major provider: no configure line}"
+  case "$provider_line" in "Native TensorRT $major provider: TensorRT "*) majors+=("$major") ;; esac
+done
 
 log "C++ unit tests under qemu-aarch64-static -L /usr/aarch64-linux-gnu"
 # The tests load provider libraries from TTE_TEST_PROVIDER_DIR when it is set
@@ -112,11 +115,11 @@ pkg="$site/torch_tensorrt_executorch_runtime"
 installed=("$pkg/lib/libexecutorch_backend_tensorrt.so" "$pkg/bin/tte-run")
 # The native provider: the same checks, and no NEEDED on TensorRT (it finds
 # libnvinfer at run time), as the x86-64 wheel's.
-provider="$pkg/lib/libtte_provider_tensorrt.so"
-if [ "$with_provider" = 1 ]; then
-  [ -f "$provider" ] || die "the native TensorRT provider was built but not installed ($provider)"
+for major in "${majors[@]}"; do
+  provider="$pkg/lib/libtte_provider_tensorrt$major.so"
+  [ -f "$provider" ] || die "the native TensorRT $major provider was built but not installed ($provider)"
   installed+=("$provider")
-fi
+done
 "$py" scripts/conda/elf-check.py --root "$site" --machine AArch64 --system libstdc++.so.6 --system libgcc_s.so.1 \
   --forbid libnvinfer "${installed[@]}"
 qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --help > /dev/null
@@ -140,11 +143,11 @@ if [ "$wheel" = 1 ]; then
   cp -a "$site/executorch" "$site/nvidia" "$build/wheel-check/"
   in_wheel=("$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libexecutorch_backend_tensorrt.so"
     "$build/wheel-check/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so")
-  if [ "$with_provider" = 1 ]; then
-    wheel_provider="$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libtte_provider_tensorrt.so"
-    [ -f "$wheel_provider" ] || die "the aarch64 wheel has no native TensorRT provider (lib/libtte_provider_tensorrt.so)"
+  for major in "${majors[@]}"; do
+    wheel_provider="$build/wheel-check/torch_tensorrt_executorch_runtime/lib/libtte_provider_tensorrt$major.so"
+    [ -f "$wheel_provider" ] || die "the aarch64 wheel has no native TensorRT $major provider (lib/libtte_provider_tensorrt$major.so)"
     in_wheel+=("$wheel_provider")
-  fi
+  done
   "$py" scripts/conda/elf-check.py --root "$build/wheel-check" --machine AArch64 \
     --system libstdc++.so.6 --system libgcc_s.so.1 --forbid libnvinfer "${in_wheel[@]}"
 fi

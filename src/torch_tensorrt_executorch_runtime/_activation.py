@@ -18,7 +18,11 @@ from ._native import BACKEND_NAME
 from .errors import DelegateCompatibilityError, RegistrationError
 from .providers import tensorrt_python
 
+# The native providers are named by TensorRT major ("tensorrt-native-10",
+# "tensorrt-native-11"); the load option provider="tensorrt-native" means the
+# one whose major matches the plan.
 NATIVE_PROVIDER = "tensorrt-native"
+NATIVE_MAJORS = (11, 10)
 CLI_NAMES = ("torch-tensorrt-executorch",)
 CLI_MODULES = ("torch_tensorrt_executorch_runtime", "torch_tensorrt_executorch_runtime.cli")
 
@@ -58,11 +62,22 @@ def _check_registration() -> None:
     raise RegistrationError(f"the plugin {ours} could not register '{BACKEND_NAME}': {reason}")
 
 
+def native_provider_name(major: int) -> str:
+    """The native provider of one TensorRT major, "tensorrt-native-11"."""
+    return f"{NATIVE_PROVIDER}-{major}"
+
+
+def native_providers(names: list[str]) -> list[str]:
+    """The native providers among registered provider `names`, in their order."""
+    return [name for name in names if name in {native_provider_name(m) for m in NATIVE_MAJORS}]
+
+
 def _register_tensorrt_provider() -> str:
-    """The plugin registers the native provider itself when its library is installed; the Python
-    provider joins it for TensorRT-RTX and other Python-only runtimes when one is installed, and stands
-    in for it (saying what to install) when the wheel has none. Returns the provider tried first."""
-    if NATIVE_PROVIDER not in _native.provider_names():
+    """The plugin registers the native providers itself (one per TensorRT major) when their libraries
+    are installed; the Python provider joins them for TensorRT-RTX and other Python-only runtimes when
+    one is installed, and stands in for them (saying what to install) when the wheel has none. Returns
+    the provider tried first: "tensorrt-native" (the one of the plan's major) or "tensorrt-python"."""
+    if not native_providers(_native.provider_names()):
         return tensorrt_python.register()
     if tensorrt_python.installed_modules():
         tensorrt_python.register()

@@ -55,7 +55,7 @@ def test_doctor_json_is_sound(tte):
     assert report["sound"] is True
     assert report["plugin"]["loaded"] and report["plugin"]["owns_registration"]
     assert report["executorch"]["version"] == "1.5.1"
-    assert "tensorrt-python" in report["providers"] or "tensorrt-native" in report["providers"]
+    assert "tensorrt-python" in report["providers"] or "tensorrt-native-11" in report["providers"]
     if tte.cuda_device_count() == 0:
         assert any("GPU" in item["missing"] or "driver" in item["missing"] for item in report["missing"])
 

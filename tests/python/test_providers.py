@@ -358,7 +358,11 @@ def test_provider_library_registration(run_python, host_library):
     assert result.returncode == 0, result.stderr
     added, names, again = result.stdout.strip().splitlines()
     assert added == "['test-host']"
-    assert names in ("['tensorrt-native', 'test-host']", "['tensorrt-python', 'test-host']")
+    assert names in (
+        "['tensorrt-native-11', 'tensorrt-native-10', 'test-host']",
+        "['tensorrt-native-11', 'test-host']",
+        "['tensorrt-python', 'test-host']",
+    )
     assert again.startswith("again:")
 
 

@@ -100,15 +100,27 @@ def test_contents(names):
     assert "tte-run = torch_tensorrt_executorch_runtime._tte_run:main" in scripts
 
 
-NATIVE_PROVIDER = f"{PACKAGE}/lib/libtte_provider_tensorrt.so"
-# The headers the wheel build finds on its own (cmake/TteNativeProvider.cmake).
-HEADERS_BESIDE_CHECKOUT = Path(__file__).resolve().parents[2].parent / "shared/sdk/tensorrt-11.1/include/NvInferRuntime.h"
+# One native provider per TensorRT major, each where its headers were found:
+# the major, the folder beside the checkout the wheel build looks in on its
+# own (cmake/TteNativeProvider.cmake) and the variable that names another.
+NATIVE_PROVIDERS = {
+    11: ("tensorrt-11.1", "TensorRT_ROOT"),
+    10: ("tensorrt-10.3", "TensorRT10_ROOT"),
+}
+NATIVE_PROVIDER = f"{PACKAGE}/lib/libtte_provider_tensorrt11.so"
+SDK_BESIDE_CHECKOUT = Path(__file__).resolve().parents[2].parent / "shared/sdk"
 
 
-def test_native_provider_ships_where_tensorrt_headers_were_found(names):
-    if not (HEADERS_BESIDE_CHECKOUT.exists() or os.environ.get("TensorRT_ROOT")):
-        pytest.skip("no TensorRT headers for the wheel build: it has no native provider")
-    assert NATIVE_PROVIDER in names
+def native_provider_file(major: int) -> str:
+    return f"{PACKAGE}/lib/libtte_provider_tensorrt{major}.so"
+
+
+@pytest.mark.parametrize("major", sorted(NATIVE_PROVIDERS))
+def test_native_provider_ships_where_tensorrt_headers_were_found(names, major):
+    folder, variable = NATIVE_PROVIDERS[major]
+    if not ((SDK_BESIDE_CHECKOUT / folder / "include/NvInferRuntime.h").exists() or os.environ.get(variable)):
+        pytest.skip(f"no TensorRT {major} headers for the wheel build: it has no TensorRT {major} provider")
+    assert native_provider_file(major) in names
 
 
 def _dynamic(path: Path) -> str:
@@ -116,7 +128,9 @@ def _dynamic(path: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    "binary", ["lib/libexecutorch_backend_tensorrt.so", "bin/tte-run", "lib/libtte_provider_tensorrt.so"]
+    "binary",
+    ["lib/libexecutorch_backend_tensorrt.so", "bin/tte-run", "lib/libtte_provider_tensorrt11.so",
+     "lib/libtte_provider_tensorrt10.so"],
 )
 def test_runpath_is_origin_relative(unpacked, binary):
     if not (unpacked / PACKAGE / binary).exists():
@@ -130,9 +144,12 @@ def test_runpath_is_origin_relative(unpacked, binary):
     assert not [n for n in needed if n.startswith(("libpython", "libtorch", "libc10", "libnvinfer"))], needed
 
 
-# The native provider finds TensorRT at run time: no NEEDED entry on
+# The native providers find TensorRT at run time: no NEEDED entry on
 # libnvinfer*, so the wheel loads where TensorRT is not installed.
-@pytest.mark.parametrize("binary", ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt.so"])
+@pytest.mark.parametrize(
+    "binary",
+    ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt11.so", "lib/libtte_provider_tensorrt10.so"],
+)
 def test_libraries_need_only_dependency_and_system_libraries(unpacked, binary):
     if not (unpacked / PACKAGE / binary).exists():
         pytest.skip(f"{binary} is not in this wheel")
@@ -209,14 +226,14 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     assert lean.returncode == 0, lean.stdout + lean.stderr
     runtime = subprocess.run(
         [str(python), "-c", "from torch_tensorrt_executorch_runtime import _native, _activation;"
-         "_activation.activate(); print(_native.provider_runtime('tensorrt-native'))"],
+         "_activation.activate(); print(_native.provider_runtime('tensorrt-native-11'))"],
         capture_output=True, text=True, env=clean_env, cwd=tmp_path,
     )
     assert runtime.returncode == 0, runtime.stderr
     assert re.match(r"TensorRT 11\.\d+\.\d+ lean runtime from .*/tensorrt_lean_libs/libnvinfer_lean\.so\.11", runtime.stdout), runtime.stdout
     listed = subprocess.run(["tte-run", "--list-providers"], capture_output=True, text=True, env=_venv_env(venv, clean_env))
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.startswith("tensorrt-native: TensorRT 11."), listed.stdout
+    assert listed.stdout.startswith("tensorrt-native-11: TensorRT 11."), listed.stdout
 
 
 def _fresh_venv(tmp_path: Path, pip_args: list[str]) -> tuple[Path, dict]:

@@ -12,8 +12,11 @@
 #include <new>
 #include <string>
 
-#include "native/runtime_pool.h"
+#include "blob/tensorrt_plan_header.h"
 #include "common/status.h"
+#include "common/tensorrt_install.h"
+#include "native/plan_header.h"
+#include "native/runtime_pool.h"
 #include "native/tensorrt_engine.h"
 #include "native/tensorrt_library.h"
 #include "native/tensorrt_logger.h"
@@ -95,6 +98,20 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
                   "the plan is a test engine (TTE-TEST-ENGINE), not a TensorRT plan; the test "
                   "providers run it");
   }
+  // A plan of another major never reaches this TensorRT: its C++ interfaces
+  // and plan format are another major's (the plugin routes plans by this
+  // same header; this catches an explicit provider choice).
+  const PlanHeader header = read_plan_header(plan, plan_size);
+  if (header.has_version && header.version[0] != NV_TENSORRT_MAJOR) {
+    return Status(TTE_ERROR_NOT_ACCEPTED,
+                  "the plan was built by " + plan_built_by(header) + ", and " + kProviderName +
+                      " runs TensorRT " + std::to_string(NV_TENSORRT_MAJOR) +
+                      " plans only: load it with provider 'tensorrt-native-" +
+                      std::to_string(header.version[0]) + "' (or 'tensorrt-native', which "
+                      "follows the plan), which needs TensorRT " +
+                      std::to_string(header.version[0]) + ": " +
+                      tensorrt_install_hint(header.version[0], header.version[1], true));
+  }
 
   const int32_t device =
       has_field(options, TTE_OPTION_END(device_id)) ? options->device_id : 0;
@@ -138,8 +155,23 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
 
   std::shared_ptr<DeviceRuntime> runtime;
   Status status = state.runtimes.acquire(device, &runtime);
+  // Not accepted only when no library was found (the device checks come
+  // first): named with the version this plan needs.
+  if (status.code() == TTE_ERROR_NOT_ACCEPTED && !TensorRtLibrary::get().found()) {
+    const TensorRtLibrary& library = TensorRtLibrary::get();
+    return Status(status.code(),
+                  "the plan was built by " + plan_built_by(header) + ", and " +
+                      library.why_not_found() + ": " +
+                      (header.has_version
+                           ? tensorrt_install_hint(NV_TENSORRT_MAJOR, header.version[1], true)
+                           : tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, false)));
+  }
   if (!status.ok()) {
     return status;
+  }
+  const std::string newer = newer_plan_refusal(header, runtime->library->version());
+  if (!newer.empty()) {
+    return Status(TTE_ERROR_NOT_ACCEPTED, newer);
   }
   std::unique_ptr<TensorRtEngine> engine;
   status = TensorRtEngine::load(std::move(runtime), state.environment, plan, plan_size, request,

@@ -1,10 +1,14 @@
-// The native engine provider, "tensorrt-native": TensorRT plans run through
-// TensorRT's C++ API, with the TensorRT library found at run time
-// (tensorrt_library.h). Built as libtte_provider_tensorrt.so beside the
-// plugin (cmake/TteNativeProvider.cmake), which registers it when it loads
+// The native engine provider of one TensorRT major, "tensorrt-native-<major>":
+// TensorRT plans run through TensorRT's C++ API, with the TensorRT library of
+// that major found at run time (tensorrt_library.h). The same sources are
+// compiled once per major, against that major's headers, as
+// libtte_provider_tensorrt<major>.so beside the plugin
+// (cmake/TteNativeProvider.cmake), which registers each when it loads
 // (provider_entry.cpp exports tte_engine_provider_entry). Device memory,
 // capturable enqueue.
 #pragma once
+
+#include <NvInferVersion.h>
 
 #include <cstdint>
 
@@ -13,7 +17,11 @@
 
 namespace tte::native {
 
-inline constexpr char kProviderName[] = "tensorrt-native";
+#define TTE_NATIVE_TEXT(x) #x
+#define TTE_NATIVE_NUMBER_TEXT(x) TTE_NATIVE_TEXT(x)
+// "tensorrt-native-11": the plugin picks the provider whose name ends in a
+// plan's major (backend/engine_loader.cpp).
+inline constexpr char kProviderName[] = "tensorrt-native-" TTE_NATIVE_NUMBER_TEXT(NV_TENSORRT_MAJOR);
 
 // What the provider takes from whoever hosts it: the plugin, or a test that
 // compiles the provider without the rest of the plugin.

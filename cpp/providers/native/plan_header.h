@@ -1,22 +1,20 @@
-// What the first bytes of a TensorRT plan say, for messages when TensorRT
-// refuses one. A serialized engine starts with the tag "ftrt" (0x74727466
-// little-endian) and a serialization version; for version 0, bytes 24..27
-// are the TensorRT version that built it (as TensorRT's own samples read
-// them). Only diagnostics: TensorRT alone decides what it loads.
+// Why TensorRT may have refused a plan, from what its header says
+// (blob/tensorrt_plan_header.h), for the provider's messages.
 #pragma once
 
-#include <cstdint>
 #include <string>
+
+#include "blob/tensorrt_plan_header.h"
+#include "native/tensorrt_library.h"
 
 namespace tte::native {
 
-struct PlanHeader {
-  bool has_tag = false;
-  bool has_version = false;
-  int32_t version[4] = {0, 0, 0, 0};  // major, minor, patch, build
-};
-
-PlanHeader read_plan_header(const void* plan, uint64_t plan_size);
+// Why the loaded library (of version `library`) cannot load a plan of this
+// header because the plan is newer ("" when it is not): TensorRT reads no
+// plan of a later minor than its own, version-compatible or not (those run
+// on the same or later releases of their major). Decided from the loaded
+// library's own version (getInferLibVersion), before TensorRT sees the plan.
+std::string newer_plan_refusal(const PlanHeader& header, const TensorRtVersion& library);
 
 // Why TensorRT may have refused a plan with this header, in one clause, for
 // the library of `library_version` (the lean runtime when `lean`).

@@ -1,5 +1,5 @@
-// libtte_provider_tensorrt.so's entry: the "tensorrt-native" table for
-// whoever loads the library (the plugin registers it when it loads; tte-run
+// libtte_provider_tensorrt<major>.so's entry: the "tensorrt-native-<major>"
+// table for whoever loads the library (the plugin registers it when it loads; tte-run
 // --provider and tte_load_engine_provider_library take it too). Until the
 // host attaches its log (attach_host), warnings and errors go to stderr.
 #include <atomic>
@@ -23,7 +23,7 @@ void log(TteLogLevel level, const char* /*file*/, int /*line*/, const char* mess
   if (host != nullptr) {
     host->log(level, message);
   } else {
-    std::fprintf(stderr, "tensorrt-native: %s\n", message);
+    std::fprintf(stderr, "%s: %s\n", tte::native::kProviderName, message);
   }
 }
 

@@ -55,7 +55,7 @@ Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out)
   }
   const TensorRtLibrary& library = TensorRtLibrary::get();
   if (!library.found()) {
-    return Status(TTE_ERROR_NOT_ACCEPTED, library.why_not_found());
+    return Status(TTE_ERROR_NOT_ACCEPTED, library.describe());
   }
 
   std::lock_guard<std::mutex> lock(mutex_);

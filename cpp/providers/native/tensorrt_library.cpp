@@ -42,11 +42,13 @@ struct Candidate {
   bool by_loader = false;  // a bare name, resolved by the dynamic loader
 };
 
-const char* install_hint() {
-  return "pip install tensorrt-lean-cu13 (version-compatible engines) or tensorrt-cu13 (any engine "
-         "of its version), or install TensorRT from conda or the SDK, or set "
-         "TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY to the library";
-}
+// Where JetPack installs TensorRT; the loader finds it there too through
+// ld.so.cache, but a cache rebuilt without that folder would not.
+#if defined(__aarch64__)
+constexpr const char* kJetPackFolder = "/usr/lib/aarch64-linux-gnu/";
+#else
+constexpr const char* kJetPackFolder = "";
+#endif
 
 }  // namespace
 
@@ -79,7 +81,7 @@ std::string version_mismatch(const TensorRtVersion& found, const TensorRtVersion
 
 TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
                                         const std::string& own_folder,
-                                        const std::string& conda_prefix, bool use_loader_search) {
+                                        const std::string& conda_prefix, bool use_system_search) {
   std::vector<Candidate> candidates;
   std::vector<std::string> folders;
   if (!override_path.empty()) {
@@ -106,7 +108,12 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
       candidates.push_back({conda_folder + full_name(), false});
       candidates.push_back({conda_folder + lean_name(), false});
     }
-    if (use_loader_search) {
+    if (use_system_search && kJetPackFolder[0] != '\0') {
+      folders.push_back(kJetPackFolder);
+      candidates.push_back({kJetPackFolder + full_name(), false});
+      candidates.push_back({kJetPackFolder + lean_name(), false});
+    }
+    if (use_system_search) {
       candidates.push_back({full_name(), true});
       candidates.push_back({lean_name(), true});
     }
@@ -162,16 +169,17 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
 
   std::string looked;
   if (!override_path.empty()) {
-    looked = "looked only at $" + std::string(kTensorRtLibraryEnv) + "=" + override_path;
+    looked = "looked only at " + override_path + ", set by $" +
+             tensorrt_library_env(NV_TENSORRT_MAJOR) + " or $" + kTensorRtLibraryEnv;
   } else {
     looked = "looked for " + full_name() + " and " + lean_name() + " in ";
     for (const std::string& folder : folders) {
       looked += folder + ", ";
     }
-    looked += use_loader_search ? "and the dynamic loader's search path" : "nowhere else";
+    looked += use_system_search ? "and the dynamic loader's search path" : "nowhere else";
   }
   library.why_not_found_ = "no usable TensorRT " + major_text() + " library (" + looked +
-                           (notes.empty() ? "" : "; " + notes) + "): " + install_hint();
+                           (notes.empty() ? "" : "; " + notes) + ")";
   return library;
 }
 
@@ -196,7 +204,12 @@ const TensorRtLibrary& TensorRtLibrary::get() {
     }
     return linked;
 #else
-    const char* override_path = std::getenv(kTensorRtLibraryEnv);
+    // The major's own variable first, so each provider can be pointed at
+    // its own library.
+    const char* override_path = std::getenv(tensorrt_library_env(NV_TENSORRT_MAJOR).c_str());
+    if (override_path == nullptr || *override_path == '\0') {
+      override_path = std::getenv(kTensorRtLibraryEnv);
+    }
     const char* conda_prefix = std::getenv("CONDA_PREFIX");
     return search(override_path != nullptr ? override_path : "", provider_folder(),
                   conda_prefix != nullptr ? conda_prefix : "", true);
@@ -207,7 +220,7 @@ const TensorRtLibrary& TensorRtLibrary::get() {
 
 std::string TensorRtLibrary::describe() const {
   if (!found()) {
-    return why_not_found_;
+    return why_not_found_ + ": " + tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, false);
   }
   return "TensorRT " + version_.text() + (lean_ ? " lean runtime" : "") + " from " + path_ +
          " (provider built against TensorRT " + header_version().text() + " headers)";

@@ -6,8 +6,11 @@
 // createInferRuntime calls) and getInferLibVersion (NvInferRuntimeBase.h:690);
 // everything else is a virtual call on the objects they return.
 //
+// One provider library serves one TensorRT major (NV_TENSORRT_MAJOR of the
+// headers it was compiled against) and looks only for that major's files.
 // Search order (the first library that loads and has the right version wins):
-//   1. $TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY: that file only;
+//   1. $TORCH_TENSORRT_EXECUTORCH_TENSORRT<major>_LIBRARY, else
+//      $TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY: that file only;
 //   2. the pip wheels beside this package, relative to the provider library
 //      (<site-packages>/torch_tensorrt_executorch_runtime/lib/):
 //      ../../tensorrt_libs/libnvinfer.so.<major>, then
@@ -16,11 +19,15 @@
 //      environment: libnvinfer.so.<major>, then libnvinfer_lean.so.<major>;
 //   4. $CONDA_PREFIX/lib/ (the wheel pip-installed into a conda environment,
 //      whose RUNPATH does not name that folder): the same names;
-//   5. the loader's own search (LD_LIBRARY_PATH, ld.so.cache, /usr/lib/<triple>
-//      where Debian packages and JetPack install TensorRT): the same names.
-// A library of another major (TensorRT 10's ILogger has another layout) or
-// an older minor than the headers (classes gain virtual functions in minor
-// releases) is refused and the search goes on.
+//   5. on aarch64, /usr/lib/aarch64-linux-gnu/, where JetPack installs its
+//      TensorRT: the same names;
+//   6. the loader's own search (LD_LIBRARY_PATH, ld.so.cache, /usr/lib/<triple>
+//      where Debian packages install TensorRT): the same names.
+// A library of another major (TensorRT 10's and 11's classes have other
+// layouts) or an older minor than the headers (classes gain virtual functions
+// in minor releases) is refused and the search goes on. So the provider
+// calls only what its headers' minor has, which every library it accepts
+// has too.
 #pragma once
 
 #include <NvInferRuntime.h>
@@ -28,9 +35,9 @@
 #include <cstdint>
 #include <string>
 
-namespace tte::native {
+#include "common/tensorrt_install.h"
 
-inline constexpr char kTensorRtLibraryEnv[] = "TORCH_TENSORRT_EXECUTORCH_TENSORRT_LIBRARY";
+namespace tte::native {
 
 struct TensorRtVersion {
   int32_t major = 0, minor = 0, patch = 0;
@@ -56,9 +63,10 @@ class TensorRtLibrary {
 
   // For tests: the search over an explicit override, provider folder
   // (ending in '/') and conda prefix ("" for none; get() passes
-  // $CONDA_PREFIX), as get() does it, without caching.
+  // $CONDA_PREFIX), as get() does it, without caching. `use_system_search`:
+  // JetPack's folder (aarch64) and the dynamic loader's search.
   static TensorRtLibrary search(const std::string& override_path, const std::string& own_folder,
-                                const std::string& conda_prefix, bool use_loader_search);
+                                const std::string& conda_prefix, bool use_system_search);
 
   bool found() const { return create_ != nullptr; }
   // Where the library was loaded from, its version, and whether it is the
@@ -66,9 +74,11 @@ class TensorRtLibrary {
   const std::string& path() const { return path_; }
   const TensorRtVersion& version() const { return version_; }
   bool lean() const { return lean_; }
-  // Why none was found, naming every place tried and what to install.
+  // Why none was found, naming every place tried (without what to install:
+  // describe() adds it, and the provider adds it for a plan's own version).
   const std::string& why_not_found() const { return why_not_found_; }
-  // One line for `doctor`: the library, its version, or why none.
+  // One line for `doctor`: the library, its version, or why none and what
+  // to install.
   std::string describe() const;
 
   // createInferRuntime with this library; `logger` must outlive the runtime.

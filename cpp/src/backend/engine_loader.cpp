@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "blob/tensorrt_plan_header.h"
 #include "common/logging.h"
 #include "common/runtime_stats.h"
 #include "common/text.h"
@@ -19,11 +20,43 @@ namespace tte {
 
 namespace {
 
-Status candidate_providers(const LoadOptions& options, std::vector<ProviderRef>* out) {
+std::vector<std::string> registered_names(const ProviderRegistry& registry) {
+  std::vector<std::string> names;
+  for (const auto& provider : registry.providers()) {
+    names.push_back(provider->name());
+  }
+  return names;
+}
+
+// "no native provider for TensorRT 10 is registered (...)": why a plan of
+// `major` has no native provider, with what the registry says of the
+// libraries beside the plugin.
+std::string no_native_provider(const ProviderRegistry& registry, int32_t major) {
+  const std::string bundled = registry.bundled_error();
+  return "no native provider for TensorRT " + std::to_string(major) + " ('" +
+         native_provider_name(major) + "') is registered" +
+         (bundled.empty() ? "" : " (" + bundled + ")");
+}
+
+// The providers to ask, in order. The plan's own header (its TensorRT
+// major) picks the native provider: with no load option, the native
+// providers of other majors are left out (`skipped` says so); the option
+// "tensorrt-native" names the one of the plan's major.
+Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
+                           std::vector<ProviderRef>* out, std::string* skipped) {
   ProviderRegistry& registry = ProviderRegistry::instance();
+  const int32_t plan_major = plan.has_version ? plan.version[0] : -1;
   if (options.provider.empty()) {
-    *out = registry.providers();
-    if (out->empty()) {
+    for (ProviderRef& provider : registry.providers()) {
+      const int32_t major = native_provider_major(provider->name());
+      if (major >= 0 && plan_major >= 0 && major != plan_major) {
+        *skipped += (skipped->empty() ? "" : "; ") + ("'" + provider->name() + "' runs TensorRT " +
+                                                      std::to_string(major) + " plans only");
+        continue;
+      }
+      out->push_back(std::move(provider));
+    }
+    if (out->empty() && skipped->empty()) {
       return Status(TTE_ERROR_NOT_FOUND,
                     "no engine provider is registered, so TensorRTBackend cannot load TensorRT "
                     "engines: import torch_tensorrt_executorch_runtime in Python (needs "
@@ -32,12 +65,35 @@ Status candidate_providers(const LoadOptions& options, std::vector<ProviderRef>*
     }
     return Status::Ok();
   }
+  if (options.provider == kNativeProviderAlias) {
+    if (plan_major < 0) {
+      // No version to follow: every native provider, newest major first.
+      for (ProviderRef& provider : registry.providers()) {
+        if (native_provider_major(provider->name()) >= 0) {
+          out->push_back(std::move(provider));
+        }
+      }
+      if (out->empty()) {
+        return Status(TTE_ERROR_NOT_FOUND,
+                      "load option provider='tensorrt-native': no native TensorRT provider is "
+                      "registered (" + registry.bundled_error() + ")");
+      }
+      return Status::Ok();
+    }
+    ProviderRef native = registry.find(native_provider_name(plan_major));
+    if (native == nullptr) {
+      return Status(TTE_ERROR_NOT_FOUND,
+                    "the plan was built by " + plan_built_by(plan) +
+                        ", and load option provider='tensorrt-native' takes the native provider "
+                        "of that major, but " + no_native_provider(registry, plan_major) +
+                        "; registered: " + join_quoted(registered_names(registry)));
+    }
+    out->push_back(std::move(native));
+    return Status::Ok();
+  }
   ProviderRef named = registry.find(options.provider);
   if (named == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& provider : registry.providers()) {
-      names.push_back(provider->name());
-    }
+    const std::vector<std::string> names = registered_names(registry);
     return Status(
         TTE_ERROR_NOT_FOUND,
         "engine provider '" + options.provider + "' (load option 'provider') is not registered; " +
@@ -175,14 +231,15 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
   for (const std::string& path : options.plugin_libraries) {
     plugin_libraries.push_back(path.c_str());
   }
+  const PlanHeader plan = read_plan_header(blob.engine, blob.engine_size);
   std::vector<ProviderRef> candidates;
-  Status status = candidate_providers(options, &candidates);
+  std::string refusals;
+  Status status = candidate_providers(options, plan, &candidates, &refusals);
   if (!status.ok()) {
     return status;
   }
 
   const int device_count = cuda_device_count();
-  std::string refusals;
   auto refused = [&](const std::string& text) {
     refusals += (refusals.empty() ? "" : "; ") + text;
   };
@@ -319,6 +376,19 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
                   "the engine is for cuda:" + std::to_string(device_id) +
                       " but this process sees " + std::to_string(device_count) +
                       " CUDA device(s) (check CUDA_VISIBLE_DEVICES) (" + refusals + ")");
+  }
+  // A TensorRT plan whose major has no native provider here: that is the
+  // first thing to fix, whatever else refused it.
+  if (plan.has_version &&
+      ProviderRegistry::instance().find(native_provider_name(plan.version[0])) == nullptr) {
+    return Status(TTE_ERROR_NOT_ACCEPTED,
+                  "the plan was built by " + plan_built_by(plan) + ", and " +
+                      no_native_provider(ProviderRegistry::instance(), plan.version[0]) +
+                      ": use a build of this package with the TensorRT " +
+                      std::to_string(plan.version[0]) +
+                      " provider, or the Python provider with TensorRT " +
+                      std::to_string(plan.version[0]) + "'s Python module installed (" +
+                      (refusals.empty() ? "no other provider was asked" : refusals) + ")");
   }
   return Status(TTE_ERROR_NOT_ACCEPTED,
                 "no registered engine provider accepts this engine: " + refusals);

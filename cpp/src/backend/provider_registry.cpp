@@ -31,8 +31,11 @@ const char* kind_name(TteProviderKind kind) {
   }
 }
 
-// Provider libraries installed beside the plugin, registered when it loads.
-constexpr const char* kBundledProviderLibraries[] = {"libtte_provider_tensorrt.so"};
+// Provider libraries installed beside the plugin, registered when it loads:
+// the native providers of TensorRT 11 and 10 (a build has those whose
+// headers it found, cmake/TteNativeProvider.cmake).
+constexpr const char* kBundledProviderLibraries[] = {"libtte_provider_tensorrt11.so",
+                                                     "libtte_provider_tensorrt10.so"};
 
 // The folder this library was loaded from.
 std::string plugin_folder() { return library_folder(reinterpret_cast<const void*>(&plugin_folder)); }
@@ -52,6 +55,26 @@ const TteProviderHost& provider_host() {
 }
 
 }  // namespace
+
+std::string native_provider_name(int32_t major) {
+  return std::string(kNativeProviderAlias) + "-" + std::to_string(major);
+}
+
+int32_t native_provider_major(const std::string& name) {
+  const std::string prefix = std::string(kNativeProviderAlias) + "-";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.size() > prefix.size() + 3) {
+    return -1;
+  }
+  int32_t major = 0;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') {
+      return -1;
+    }
+    major = major * 10 + (name[i] - '0');
+  }
+  return major;
+}
 
 std::string check_provider_abi(const TteEngineProvider* provider) {
   if (provider == nullptr) {
@@ -279,7 +302,7 @@ void ProviderRegistry::load_bundled_providers() {
     if (access(path.c_str(), F_OK) != 0) {
       // Built without it: not an error, but doctor says so.
       errors += (errors.empty() ? "" : "; ") + std::string(file) + " is not installed beside " +
-                "the plugin (this build has no native TensorRT provider)";
+                "the plugin (this build has no native provider of that TensorRT major)";
       continue;
     }
     const Status status = load_library(path.c_str(), TTE_PROVIDER_NATIVE);

@@ -72,8 +72,8 @@ class ProviderRegistry {
   Status load_library(const char* path, TteProviderKind kind);
 
   // Registers the provider libraries installed beside the plugin (the
-  // native TensorRT provider), once; what could not be loaded is kept for
-  // bundled_error() and logged at info.
+  // native TensorRT providers, one per TensorRT major), once; what could not
+  // be loaded is kept for bundled_error() and logged at info.
   void load_bundled_providers();
   // Why a bundled provider library was not registered ("" when all were).
   std::string bundled_error() const;
@@ -87,6 +87,14 @@ class ProviderRegistry {
   uint64_t next_sequence_ = 0;
   std::string bundled_error_;
 };
+
+// The native TensorRT providers are named by their TensorRT major,
+// "tensorrt-native-11"; the load option provider="tensorrt-native" means the
+// one whose major matches the plan (engine_loader.cpp).
+inline constexpr char kNativeProviderAlias[] = "tensorrt-native";
+std::string native_provider_name(int32_t major);
+// The major of a native provider's name, or -1 for any other name.
+int32_t native_provider_major(const std::string& name);
 
 // Checks a provider struct for registration: known ABI, large enough struct,
 // name and every mandatory function present. Empty string when fine.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 from pathlib import Path
 
 from .. import _activation, _native
@@ -102,11 +103,15 @@ def collect() -> dict:
         )
 
     report["providers"] = []
-    report["native_provider"] = {"registered": False, "runtime": None, "detail": None}
+    report["native_providers"] = [
+        {"major": major, "provider": _activation.native_provider_name(major), "registered": False,
+         "tensorrt": None, "detail": None}
+        for major in sorted(_activation.NATIVE_MAJORS)
+    ]
     if loaded and plugin.get("owns_registration"):
         report["providers"] = _native.provider_names()
         report["tensorrt_provider"] = _activation.tensorrt_provider()
-        report["native_provider"] = _native_provider()
+        report["native_providers"] = [_native_provider(major) for major in sorted(_activation.NATIVE_MAJORS)]
 
     modules = []
     for module in tensorrt_python.DEFAULT_MODULES:
@@ -117,7 +122,8 @@ def collect() -> dict:
     report["tensorrt_libraries"] = {
         package: [str(p) for p in paths] for package, paths in _native.tensorrt_library_dirs().items()
     }
-    if not report["native_provider"]["runtime"] and not any(m["installed"] for m in modules):
+    report["tensorrt"] = tensorrt_by_major(report["native_providers"], modules)
+    if not any(n["tensorrt"] for n in report["native_providers"]) and not any(m["installed"] for m in modules):
         missing(
             "a TensorRT runtime (needed to run real engines)",
             "pip install 'torch-tensorrt-executorch-runtime[tensorrt]' (or [lean], [rtx])",
@@ -152,14 +158,57 @@ def collect() -> dict:
     return report
 
 
-def _native_provider() -> dict:
-    """Whether the native provider is registered and which TensorRT library it found (or why none)."""
+# What a native provider's describe_runtime says when it found its library
+# (TensorRtLibrary::describe in cpp/providers/native/tensorrt_library.cpp).
+_RUNTIME_LINE = re.compile(
+    r"^TensorRT (?P<version>\d+\.\d+\.\d+)(?P<lean> lean runtime)? from (?P<path>.+) "
+    r"\(provider built against TensorRT (?P<headers>\d+\.\d+\.\d+) headers\)$"
+)
+
+
+def parse_runtime_line(line: str) -> dict | None:
+    """The library a native provider found, from its runtime line; None when the line says why none."""
+    match = _RUNTIME_LINE.match(line)
+    if match is None:
+        return None
+    return {
+        "version": match["version"],
+        "lean": match["lean"] is not None,
+        "path": match["path"],
+        "provider_headers": match["headers"],
+    }
+
+
+def _native_provider(major: int) -> dict:
+    """Whether the native provider of TensorRT `major` is registered and which library it found (or why none)."""
+    name = _activation.native_provider_name(major)
     try:
-        line = _native.provider_runtime(_activation.NATIVE_PROVIDER)
+        line = _native.provider_runtime(name)
     except Error as exc:  # not registered: the plugin says why
-        return {"registered": False, "runtime": None, "detail": str(exc)}
-    found = line.startswith("TensorRT ")
-    return {"registered": True, "runtime": line if found else None, "detail": None if found else line}
+        return {"major": major, "provider": name, "registered": False, "tensorrt": None, "detail": str(exc)}
+    found = parse_runtime_line(line)
+    return {"major": major, "provider": name, "registered": True, "tensorrt": found,
+            "detail": None if found else line}
+
+
+def tensorrt_by_major(native_providers: list[dict], modules: list[dict]) -> dict[str, list[dict]]:
+    """Every TensorRT found, by major ("10", "11"): the libraries the native providers found and the
+    TensorRT Python modules installed, each with its version and whether it is the lean runtime."""
+    found: dict[str, list[dict]] = {str(n["major"]): [] for n in native_providers}
+    for native in native_providers:
+        library = native["tensorrt"]
+        if library:
+            found.setdefault(library["version"].split(".")[0], []).append(
+                {"version": library["version"], "lean": library["lean"], "path": library["path"],
+                 "found_by": native["provider"]}
+            )
+    for module in modules:
+        if module["installed"] and module["version"] and module["module"] in ("tensorrt", "tensorrt_lean"):
+            found.setdefault(module["version"].split(".")[0], []).append(
+                {"version": module["version"], "lean": module["module"] == "tensorrt_lean", "path": None,
+                 "found_by": f"Python module {module['module']}"}
+            )
+    return found
 
 
 def _torch_version() -> str | None:
@@ -204,13 +253,22 @@ def format_text(report: dict) -> str:
     et = report["executorch"]
     lines.append(f"executorch:    {et['version'] or 'not installed'}" + (f" at {et['path']}" if et["path"] else ""))
     lines.append(f"providers:     {', '.join(report['providers']) or 'none'}")
-    native = report["native_provider"]
-    if native["runtime"]:
-        lines.append(f"native:        {native['runtime']}")
-    elif native["registered"]:
-        lines.append(f"native:        registered, no TensorRT library: {native['detail']}")
-    else:
-        lines.append(f"native:        not available: {native['detail'] or 'the plugin did not load'}")
+    for native in report["native_providers"]:
+        label = f"{native['provider']}:"
+        if native["tensorrt"]:
+            library = native["tensorrt"]
+            kind = "lean runtime" if library["lean"] else "full runtime"
+            lines.append(f"{label:<23}TensorRT {library['version']} ({kind}) from {library['path']}")
+        elif native["registered"]:
+            lines.append(f"{label:<23}registered, no TensorRT {native['major']} library: {native['detail']}")
+        else:
+            lines.append(f"{label:<23}not available: {native['detail'] or 'the plugin did not load'}")
+    for major, found in sorted(report["tensorrt"].items(), key=lambda item: int(item[0])):
+        label = f"TensorRT {major}:"
+        listed = "; ".join(
+            f"{f['version']} ({'lean' if f['lean'] else 'full'}) by {f['found_by']}" for f in found
+        )
+        lines.append(f"{label:<15}{listed or 'none found'}")
     trt = ", ".join(
         f"{m['module']} {m['version'] or ''}".strip() for m in report["tensorrt_python"] if m["installed"]
     )

@@ -143,11 +143,12 @@ def _runnable(path: Path, plugin_error: str | None, delegates, info, try_load: b
         )
         installed = tensorrt_python.installed_modules()
         providers = _native.provider_names() if plugin_error is None else []
-        has_runtime = "tensorrt-native" in providers or bool(installed)
+        native = _activation.native_providers(providers)
+        has_runtime = bool(native) or bool(installed)
         check(
             f"{where} TensorRT runtime",
             has_runtime,
-            ("native provider" if "tensorrt-native" in providers else f"Python modules: {', '.join(installed)}")
+            (f"native providers: {', '.join(native)}" if native else f"Python modules: {', '.join(installed)}")
             if has_runtime
             else tensorrt_python.INSTALL_HINT,
         )
