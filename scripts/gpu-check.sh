@@ -7,8 +7,10 @@
 #   programs/   .pte files from tests/gpu/make_gpu_programs.py
 #   cpp-fixtures/ the C++ tests' fixture programs
 #   native/     the native TensorRT provider's test binary and unreadable.pte
+#   serving/    (gpu-bundle.sh --serving) programs for the Triton serving check
 # LEAN_DIR (gpu-bundle.sh --tensorrt-lean) holds tensorrt-lean-cu13-libs: installed
-# beside the package, where the native provider finds TensorRT's lean runtime.
+# beside the package, where the native provider finds TensorRT's lean runtime;
+# for a serving bundle it is PYTRITON_DIR, the nvidia-pytriton wheel.
 # The GPU machine needs no network and no build tools. Results go to OUT_DIR.
 # Usage: scripts/gpu-check.sh BUNDLE_DIR OUT_DIR [LEAN_DIR]
 set -uo pipefail
@@ -68,6 +70,28 @@ except Error as exc:
         sys.exit("the native provider did not refuse the plan with its TensorRT")
 PY
 }
+
+if [ -d "$bundle/serving" ]; then
+  # Triton's Python backend stub ignores PYTHONPATH: it sees the site-packages of the python3
+  # first on PATH. So the serving check runs from a venv (over the machine's torch, numpy and
+  # cuda-bindings) holding the same wheels; server_process puts its bin first on PATH.
+  venv="$(dirname "$site")/venv"
+  $py -m venv --without-pip --system-site-packages "$venv" || exit 1
+  vsite="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$vsite" "${wheels[@]}" || exit 1
+  echo "[gpu-check] Triton serving: the CUDA test provider, device-resident programs"
+  (cd "$root" && env -u PYTHONPATH TTE_SERVING_PROVIDER=test-cuda TTE_SERVING_PLACEMENT=device_resident \
+    TTE_SERVING_PROGRAMS="$bundle/serving" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    --import-mode=importlib -rs -s tests/serving/test_triton.py) 2>&1 | tee "$out/serving-tests.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  echo "[gpu-check] serving benchmark"
+  env -u PYTHONPATH "$venv/bin/python" "$root/bench/bench_serving.py" --provider test-cuda --placement device_resident \
+    --provider-library "$bundle/providers/libtte_test_provider_cuda.so" --out "$out/bench-serving.json" 2>&1 \
+    | tee "$out/bench-serving.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  echo "[gpu-check] done (serving bundle), status $status"
+  exit $status
+fi
 
 if [ -f "$bundle/native/test_native_tensorrt_provider" ]; then
   echo "[gpu-check] native TensorRT provider"

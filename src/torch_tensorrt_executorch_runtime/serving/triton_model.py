@@ -20,15 +20,12 @@ from .served_program import ServedProgram
 from .triton_config import METHOD, PROGRAM_FILE, PROVIDER, PROVIDER_LIBRARIES
 
 _KDL_CPU = 1
+_KDL_CUDA = 2
 
 
 def _placement(value) -> str:
-    if type(value).__module__ == "numpy":
-        return "cpu"
-    device = getattr(value, "device", None)
-    if device is not None:
-        return str(device)
-    return "cpu" if value.__dlpack_device__()[0] == _KDL_CPU else f"device {value.__dlpack_device__()}"
+    kind, index = value.__dlpack_device__()
+    return {_KDL_CPU: "cpu", _KDL_CUDA: f"cuda:{index}"}.get(int(kind), f"DLPack device ({int(kind)}, {index})")
 
 
 def _use_device(device: int) -> None:
