@@ -41,7 +41,9 @@ download() {
 }
 if [ -n "$serving" ]; then
   rm -rf "$serving"; mkdir -p "$serving" "$out/serving"
-  download "$serving" nvidia-pytriton==0.7.0
+  # Its only wheel is manylinux_2_35 (glibc 2.35 or newer on the GPU machine).
+  $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+    --platform manylinux_2_35_x86_64 -d "$serving" nvidia-pytriton==0.7.0
   # tritonclient[http,grpc] and its dependencies (the GPU machine has numpy and torch).
   download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging \
     "tritonclient[http,grpc]==2.73.0" geventhttpclient "greenlet<3.4" gevent zope.event zope.interface grpcio \

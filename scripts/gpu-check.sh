@@ -79,6 +79,9 @@ if [ -d "$bundle/serving" ]; then
   $py -m venv --without-pip --system-site-packages "$venv" || exit 1
   vsite="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$vsite" "${wheels[@]}" || exit 1
+  # The machine's python3 may itself be a venv, whose packages --system-site-packages misses.
+  env -u PYTHONPATH $py -c 'import site, sysconfig; print("\n".join(dict.fromkeys(site.getsitepackages() + [sysconfig.get_paths()["purelib"]])))' \
+    > "$vsite/machine-site-packages.pth"
   echo "[gpu-check] Triton serving: the CUDA test provider, device-resident programs"
   (cd "$root" && env -u PYTHONPATH TTE_SERVING_PROVIDER=test-cuda TTE_SERVING_PLACEMENT=device_resident \
     TTE_SERVING_PROGRAMS="$bundle/serving" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
