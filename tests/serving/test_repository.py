@@ -12,7 +12,7 @@ def host(serving):
 
     from torch_tensorrt_executorch_runtime.serving.served_program import register_provider_libraries
 
-    register_provider_libraries([serving.provider_library()])
+    register_provider_libraries([serving.provider_library()], serving.provider)
     return tte
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..program import load
-from ..providers import register_provider_library
+from ..providers import providers, register_provider_library
 from .signature import MethodSignature, method_signature
 
 
@@ -22,17 +22,13 @@ class RequestError(ValueError):
     """A request the method cannot take (missing or unknown input names); the server answers it with this text."""
 
 
-def register_provider_libraries(libraries: Sequence[str | os.PathLike]) -> None:
-    """Load provider libraries; one an earlier model of this process loaded is kept as it is."""
+def register_provider_libraries(libraries: Sequence[str | os.PathLike], provider: str | None = None) -> None:
+    """Load provider libraries, unless `provider` is named and already registered (a process that
+    serves or writes several models loads its library once: loading it again is refused)."""
+    if provider is not None and provider in providers():
+        return
     for library in libraries:
-        if Path(library).resolve() in _loaded_libraries:
-            continue
         register_provider_library(library)
-        _loaded_libraries.add(Path(library).resolve())
-
-
-# Libraries loaded by this module (Triton runs several instances, and reloads, in one stub process).
-_loaded_libraries: set[Path] = set()
 
 
 class ServedProgram:
@@ -47,7 +43,7 @@ class ServedProgram:
         provider_libraries: Sequence[str | os.PathLike] = (),
     ):
         self.path = Path(path)
-        register_provider_libraries(provider_libraries)
+        register_provider_libraries(provider_libraries, provider)
         options = {"provider": provider} if provider else None
         self.program = load(self.path, options=options)
         self.signature: MethodSignature = method_signature(self.program, self.path, method)

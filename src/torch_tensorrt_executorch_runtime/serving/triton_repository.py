@@ -63,7 +63,7 @@ def write_triton_repository(
         raise ValueError(f"model name {name!r}: Triton model names are letters, digits, '_', '.' and '-'")
     program_path = Path(program_path)
     libraries = [str(Path(p).resolve()) for p in provider_libraries]
-    register_provider_libraries(libraries)
+    register_provider_libraries(libraries, provider)
     with load(program_path) as program:
         signature = method_signature(program, program_path, method)
         data_paths = list(program.data_paths)
