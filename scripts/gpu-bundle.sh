@@ -14,18 +14,27 @@
 # three folders travel in three calls (copy the first two to ~ there).
 # gpu-check.sh BUNDLE OUT LEAN10_DIR LEAN11_DIR then creates both runtimes in
 # one process and checks that the plan's header picks the provider.
-# Usage: scripts/gpu-bundle.sh [--tensorrt-lean LEAN10_DIR LEAN11_DIR] OUT_DIR [PYTHON_VERSION]   (default 3.12)
+# --serving PYTRITON_DIR makes a bundle for the Triton serving check only
+# (tests/serving/test_triton.py with the CUDA test provider, and
+# bench/bench_serving.py): its wheels (tritonclient and what it needs), the
+# test providers and programs in serving/, and the nvidia-pytriton wheel
+# (53 MB: tritonserver and the Python backend stubs) alone in PYTRITON_DIR,
+# which travels in a call of its own first (copied to ~ there).
+# Usage: scripts/gpu-bundle.sh [--tensorrt-lean LEAN10_DIR LEAN11_DIR | --serving PYTRITON_DIR] OUT_DIR [PYTHON_VERSION]   (default 3.12)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 lean=""
 lean10=""
+serving=""
 if [ "${1:-}" = "--tensorrt-lean" ]; then
   lean10="${2:?--tensorrt-lean needs two folders: LEAN10_DIR LEAN11_DIR}"
   lean="${3:?--tensorrt-lean needs two folders: LEAN10_DIR LEAN11_DIR}"
   shift 3
+elif [ "${1:-}" = "--serving" ]; then
+  serving="${2:?--serving needs a folder}"; shift 2
 fi
-out="${1:?usage: $0 [--tensorrt-lean LEAN10_DIR LEAN11_DIR] OUT_DIR [PYTHON_VERSION]}"
+out="${1:?usage: $0 [--tensorrt-lean LEAN10_DIR LEAN11_DIR | --serving PYTRITON_DIR] OUT_DIR [PYTHON_VERSION]}"
 pyver="${2:-3.12}"
 build=build/wheel/cpp
 py=.venv/bin/python
@@ -38,6 +47,24 @@ download() {
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d "$into" "$@"
 }
+if [ -n "$serving" ]; then
+  rm -rf "$serving"; mkdir -p "$serving" "$out/serving"
+  # Its only wheel is manylinux_2_35 (glibc 2.35 or newer on the GPU machine).
+  $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+    --platform manylinux_2_35_x86_64 -d "$serving" nvidia-pytriton==0.7.0
+  # tritonclient[http,grpc] and its dependencies (the GPU machine has numpy and torch).
+  download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging \
+    "tritonclient[http,grpc]==2.73.0" geventhttpclient "greenlet<3.4" gevent zope.event zope.interface grpcio \
+    "protobuf>=6.30,<7" python-rapidjson "ml-dtypes<=0.5.4" urllib3 aiohttp multidict yarl frozenlist aiosignal \
+    propcache aiohappyeyeballs attrs idna brotli certifi psutil
+  for p in libtte_test_provider_host.so libtte_test_provider_cuda.so; do
+    strip -o "$out/providers/$p" "$build/$p"
+  done
+  $py tests/serving/make_serving_programs.py "$out/serving" device_resident
+  rmdir "$out"/{bin,programs,cpp-fixtures,native}
+  du -sh "$out" "$serving"
+  exit 0
+fi
 if [ -n "$lean" ]; then
   rm -rf "$lean" "$lean10"; mkdir -p "$lean" "$lean10"
   download "$lean10" "tensorrt-lean-cu13-libs==10.16.1.11"

@@ -14,8 +14,11 @@
 # provider finds it), 10 into a folder of its own that
 # TORCH_TENSORRT_EXECUTORCH_TENSORRT10_LIBRARY names to the 10 provider. Both
 # runtimes are then created in one process.
+#   serving/    (gpu-bundle.sh --serving) programs for the Triton serving check;
+#               for a serving bundle the third argument is PYTRITON_DIR, the
+#               nvidia-pytriton wheel.
 # The GPU machine needs no network and no build tools. Results go to OUT_DIR.
-# Usage: scripts/gpu-check.sh BUNDLE_DIR OUT_DIR [LEAN10_DIR LEAN11_DIR]
+# Usage: scripts/gpu-check.sh BUNDLE_DIR OUT_DIR [LEAN10_DIR LEAN11_DIR | PYTRITON_DIR]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="$(cd "${1:?usage: $0 BUNDLE_DIR OUT_DIR}" && pwd)"
@@ -28,7 +31,9 @@ status=0
 echo "[gpu-check] $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $($py --version)"
 wheels=("$bundle"/whl/*.whl)
 lean10_site=""
-if [ -n "${3:-}" ]; then
+if [ -d "$bundle/serving" ]; then
+  [ -n "${3:-}" ] && wheels+=("$(cd "$3" && pwd)"/*.whl)
+elif [ -n "${3:-}" ]; then
   wheels+=("$(cd "${4:?LEAN10_DIR needs LEAN11_DIR}" && pwd)"/*.whl)
   lean10_site="$(mktemp -d)/lean10"
   $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$lean10_site" \
@@ -126,6 +131,31 @@ if failures:
 print("both majors served in one process" if real else "no lean runtimes given: routing checked only")
 PY
 }
+
+if [ -d "$bundle/serving" ]; then
+  # Triton's Python backend stub ignores PYTHONPATH: it sees the site-packages of the python3
+  # first on PATH. So the serving check runs from a venv (over the machine's torch, numpy and
+  # cuda-bindings) holding the same wheels; server_process puts its bin first on PATH.
+  venv="$(dirname "$site")/venv"
+  $py -m venv --without-pip --system-site-packages "$venv" || exit 1
+  vsite="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$vsite" "${wheels[@]}" || exit 1
+  # The machine's python3 may itself be a venv, whose packages --system-site-packages misses.
+  env -u PYTHONPATH $py -c 'import site, sysconfig; print("\n".join(dict.fromkeys(site.getsitepackages() + [sysconfig.get_paths()["purelib"]])))' \
+    > "$vsite/machine-site-packages.pth"
+  echo "[gpu-check] Triton serving: the CUDA test provider, device-resident programs"
+  (cd "$root" && env -u PYTHONPATH TTE_SERVING_PROVIDER=test-cuda TTE_SERVING_PLACEMENT=device_resident \
+    TTE_SERVING_PROGRAMS="$bundle/serving" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    --import-mode=importlib -rs -s tests/serving/test_triton.py) 2>&1 | tee "$out/serving-tests.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  echo "[gpu-check] serving benchmark"
+  env -u PYTHONPATH "$venv/bin/python" "$root/bench/bench_serving.py" --provider test-cuda --placement device_resident \
+    --provider-library "$bundle/providers/libtte_test_provider_cuda.so" --out "$out/bench-serving.json" 2>&1 \
+    | tee "$out/bench-serving.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  echo "[gpu-check] done (serving bundle), status $status"
+  exit $status
+fi
 
 if ls "$bundle"/native/test_native_tensorrt*_provider >/dev/null 2>&1; then
   echo "[gpu-check] native TensorRT providers"

@@ -79,4 +79,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q -r requirements-dev.txt
   echo "$want" > "$stamp"
 fi
+# The serving tests run the tritonserver binary and Python backend stub that
+# nvidia-pytriton bundles; --no-deps: its Python API (unused) pins numpy<2.
+pytriton_version=0.7.0
+if [ "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("nvidia-pytriton"))' 2>/dev/null)" != "$pytriton_version" ]; then
+  log "installing nvidia-pytriton $pytriton_version (tritonserver for the serving tests) without its dependencies"
+  .venv/bin/python -m pip install -q --no-deps "nvidia-pytriton==$pytriton_version"
+fi
 log "ready: $(.venv/bin/python -c 'import torch, importlib.metadata as m; print("torch", torch.__version__, "executorch", m.version("executorch"))')"

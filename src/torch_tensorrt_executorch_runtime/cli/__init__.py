@@ -4,8 +4,9 @@
     torch-tensorrt-executorch inspect MODEL.pte [--json]
     torch-tensorrt-executorch doctor [--json]
     torch-tensorrt-executorch pack OUT.pte --engine PLAN --input x:float32:1-2-8,4 --output y:float32:x:0,4
+    torch-tensorrt-executorch triton-repo MODEL.pte OUT_DIR --name NAME [--instances N] [--max-batch N]
 
-One module per command (`run`, `inspect`, `doctor`, `pack`), each adding its
+One module per command (`run`, `inspect`, `doctor`, `pack`, `triton_repo`), each adding its
 parser. Exit status: 0 on success; 1 when the command failed (doctor: the
 installation is not sound); 2 for a usage error. With `--json`, stdout holds
 one JSON document either way: the command's report, or {"ok": false,
@@ -20,7 +21,7 @@ import logging
 import sys
 
 from .. import _logging
-from . import doctor, inspect, pack, run
+from . import doctor, inspect, pack, run, triton_repo
 from .usage import UsageError
 
 PROG = "torch-tensorrt-executorch"
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Run and inspect TensorRT ExecuTorch programs.")
     parser.add_argument("--log-level", default=None, help="debug, info, warning, error or off")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (run, inspect, doctor, pack):
+    for command in (run, inspect, doctor, pack, triton_repo):
         command.add_parser(sub)
     return parser
 
