@@ -168,6 +168,8 @@ add_library(tte_native_tensorrt_provider OBJECT
   providers/native/tensorrt_logger.cpp
   providers/native/runtime_pool.cpp
   providers/native/tensorrt_engine.cpp
+  providers/native/output_allocator.cpp
+  providers/native/error_recorder.cpp
   # The plugin's device count and DeviceGuard (CUDA runtime only), compiled
   # into the provider too: it is a library of its own and links no part of
   # the plugin.
