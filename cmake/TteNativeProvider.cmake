@@ -191,6 +191,8 @@ function(tte_add_native_provider major root_var beside)
     providers/native/tensorrt_logger.cpp
     providers/native/runtime_pool.cpp
     providers/native/tensorrt_engine.cpp
+    providers/native/output_allocator.cpp
+    providers/native/error_recorder.cpp
     # The plan header reader and the plugin's device count and DeviceGuard
     # (CUDA runtime only), compiled into the provider too: it is a library
     # of its own and links no part of the plugin.

@@ -24,6 +24,7 @@
 
 #include "native/data_types.h"
 #include "blob/tensorrt_plan_header.h"
+#include "native/error_recorder.h"
 #include "native/plan_header.h"
 #include "native/native_tensorrt_provider.h"
 #include "native/runtime_pool.h"
@@ -663,12 +664,48 @@ TEST(NativeTensorRtLogger, ErrorsACallCollectsAreLoggedAtInfo) {
   }
   EXPECT_EQ(tte::native::tensorrt_reason(), " (TensorRT: collected)");
   logger.log(Severity::kERROR, "not collected");
+  // An internal error ("execution is unrecoverable") is an error, captured or not.
+  {
+    const tte::native::TensorRtErrorCapture capture;
+    logger.log(Severity::kINTERNAL_ERROR, "internal");
+  }
+  EXPECT_EQ(tte::native::tensorrt_reason(), " (TensorRT: internal)");
   std::lock_guard<std::mutex> lock(g_log_mutex);
-  ASSERT_EQ(g_log.size(), 2u);
+  ASSERT_EQ(g_log.size(), 3u);
   EXPECT_EQ(g_log[0].level, TTE_LOG_INFO);
   EXPECT_EQ(g_log[0].text, "TensorRT: collected");
   EXPECT_EQ(g_log[1].level, TTE_LOG_ERROR);
   EXPECT_EQ(g_log[1].text, "TensorRT: not collected");
+  EXPECT_EQ(g_log[2].level, TTE_LOG_ERROR);
+  EXPECT_EQ(g_log[2].text, "TensorRT: internal");
+}
+
+// The execution context's error recorder: TensorRT's own text of a failed
+// enqueue comes from the context that failed (copied: TensorRT frees desc
+// after reportError), not from whatever this thread logged last; a bounded
+// number kept; never fatal.
+TEST(NativeErrorRecorder, KeepsTheContextsErrorsForTheFailedCall) {
+  tte::native::ContextErrorRecorder recorder;
+  EXPECT_EQ(recorder.incRefCount(), 1);
+  std::string desc = "input 'x' has no address";
+  EXPECT_FALSE(recorder.reportError(nvinfer1::ErrorCode::kINVALID_STATE, desc.c_str()));
+  desc.assign("overwritten");
+  EXPECT_EQ(recorder.getNbErrors(), 1);
+  EXPECT_EQ(recorder.getErrorCode(0), nvinfer1::ErrorCode::kINVALID_STATE);
+  EXPECT_STREQ(recorder.getErrorDesc(0), "input 'x' has no address");
+  EXPECT_EQ(tte::native::enqueue_failure_message(recorder.text(), "an unrelated logged line"),
+            " (TensorRT: input 'x' has no address)");
+  for (int i = 0; i < tte::native::ContextErrorRecorder::kCapacity + 2; ++i) {
+    recorder.reportError(nvinfer1::ErrorCode::kINTERNAL_ERROR, "again");
+  }
+  EXPECT_TRUE(recorder.hasOverflowed());
+  EXPECT_EQ(recorder.getNbErrors(), tte::native::ContextErrorRecorder::kCapacity);
+  recorder.clear();
+  EXPECT_EQ(recorder.getNbErrors(), 0);
+  EXPECT_FALSE(recorder.hasOverflowed());
+  EXPECT_EQ(tte::native::enqueue_failure_message(recorder.text(), "logged"), " (TensorRT: logged)");
+  EXPECT_EQ(tte::native::enqueue_failure_message(recorder.text(), ""), "");
+  EXPECT_EQ(recorder.decRefCount(), 0);
 }
 
 }  // namespace

@@ -246,6 +246,52 @@ TEST_F(ProgramApi, ViewsShowTheProgramsMemory) {
   EXPECT_EQ(first.floats(0)[0], 11.0f);
 }
 
+// keep_positive (docs/test-engine-format.md): an output whose shape the
+// engine knows only after it ran. The caller sees that shape, empty, partial
+// and full, as an owned copy and as a view.
+TEST_F(ProgramApi, DataDependentOutputsHaveTheShapeTheEngineProduced) {
+  Program program;
+  open(program, "keep_positive.pte");
+  const std::vector<std::vector<float>> cases = {{-1, 0, -2}, {-1, 2, 0, 3, -4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}};
+  for (int copy : {1, 0}) {
+    for (const std::vector<float>& values : cases) {
+      HostTensor<float> x({static_cast<int64_t>(values.size())}, values, DLDataType{kDLFloat, 32, 1});
+      std::vector<float> expected;
+      for (float v : values) {
+        if (v > 0) expected.push_back(v);
+      }
+      Outputs outputs(1);
+      std::string message;
+      ASSERT_EQ(run(program, x.tensor, outputs, copy, &message), TTE_OK) << message;
+      EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{static_cast<int64_t>(expected.size())}));
+      EXPECT_EQ(outputs.floats(0), expected);
+    }
+  }
+}
+
+// The engine asks for its input's size; past the planned bound (16 floats)
+// it writes into the program's own memory and the result comes back whole
+// when it fits, else the run fails naming the bound: never a truncation.
+TEST_F(ProgramApi, DataDependentOutputsPastThePlannedBound) {
+  Program program;
+  open(program, "keep_positive_bound16.pte");
+  std::vector<float> values(32, -1.0f);
+  for (int i = 0; i < 10; ++i) values[3 * i] = static_cast<float>(i + 1);
+  HostTensor<float> x({32}, values, DLDataType{kDLFloat, 32, 1});
+  Outputs fits(1);
+  std::string message;
+  ASSERT_EQ(run(program, x.tensor, fits, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(fits.shape(0), (std::vector<int64_t>{10}));
+  EXPECT_EQ(fits.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+
+  auto too_many = float_tensor({32}, 1);
+  Outputs refused(1);
+  EXPECT_EQ(run(program, too_many.tensor, refused, 1, &message), TTE_ERROR_RUNTIME);
+  EXPECT_NE(message.find("output 'y': the engine produced shape [32]"), std::string::npos) << message;
+  EXPECT_NE(message.find("upper bound [16]"), std::string::npos) << message;
+  EXPECT_EQ(refused.values[0].tensor, nullptr);
+}
+
 TEST_F(ProgramApi, OpenFromBufferKeepsItsOwnCopy) {
   std::vector<uint8_t> bytes = read_bytes(fixture("add_one.pte"));
   ASSERT_FALSE(bytes.empty());

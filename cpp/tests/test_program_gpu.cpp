@@ -152,6 +152,45 @@ TEST_F(ProgramGpu, DeviceInputToAHostPlannedProgram) {
   EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(8, 1));
 }
 
+// keep_positive on the CUDA test provider: the shape the kernel produced
+// (empty, partial, full), device inputs, owned copies and views; past the
+// planned bound the engine writes into its own memory and the result comes
+// back whole, or the run fails naming the bound.
+TEST_F(ProgramGpu, DataDependentOutputsHaveTheShapeTheKernelProduced) {
+  Program program;
+  open(program, "keep_positive.pte");
+  const std::vector<std::vector<float>> cases = {{-1, 0, -2}, {-1, 2, 0, 3, -4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}};
+  for (int copy : {1, 0}) {
+    for (const std::vector<float>& values : cases) {
+      DeviceTensor x({static_cast<int64_t>(values.size())}, values);
+      std::vector<float> expected;
+      for (float v : values) {
+        if (v > 0) expected.push_back(v);
+      }
+      Output y;
+      std::string message;
+      ASSERT_EQ(run(program, x.tensor, y, copy, &message), TTE_OK) << message;
+      const DLTensor& t = y.value.tensor->dl_tensor;
+      ASSERT_EQ(t.ndim, 1);
+      EXPECT_EQ(t.shape[0], static_cast<int64_t>(expected.size()));
+      EXPECT_EQ(read_floats(t), expected);
+    }
+  }
+  Program bound16;
+  open(bound16, "keep_positive_bound16.pte");
+  std::vector<float> some(32, -1.0f);
+  for (int i = 0; i < 10; ++i) some[3 * i] = static_cast<float>(i + 1);
+  DeviceTensor fits({32}, some);
+  Output y;
+  std::string message;
+  ASSERT_EQ(run(bound16, fits.tensor, y, 1, &message), TTE_OK) << message;
+  EXPECT_EQ(read_floats(y.value.tensor->dl_tensor), iota(10, 1));
+  DeviceTensor too_many({32}, iota(32, 1));
+  Output refused;
+  EXPECT_EQ(run(bound16, too_many.tensor, refused, 1, &message), TTE_ERROR_RUNTIME);
+  EXPECT_NE(message.find("upper bound [16]"), std::string::npos) << message;
+}
+
 TEST_F(ProgramGpu, DevicePlannedProgramRuns) {
   Program program;
   open(program, "device_planned.pte");

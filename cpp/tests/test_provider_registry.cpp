@@ -63,7 +63,8 @@ TEST(ProviderRegistry, ChecksTheAbi) {
     void (*breakit)(TteEngineProvider*);
     const char* expected;
   } cases[] = {
-      {"future ABI", [](TteEngineProvider* p) { p->abi_version = 2; }, "ABI version 2"},
+      {"future ABI", [](TteEngineProvider* p) { p->abi_version = TTE_ENGINE_PROVIDER_ABI_VERSION + 1; }, "ABI version 3"},
+      {"ABI 0", [](TteEngineProvider* p) { p->abi_version = 0; }, "ABI version 0"},
       {"short struct", [](TteEngineProvider* p) { p->struct_size = 16; }, "struct_size 16"},
       {"no name", [](TteEngineProvider* p) { p->name = nullptr; }, "has no name"},
       {"empty name", [](TteEngineProvider* p) { p->name = ""; }, "has no name"},

@@ -198,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadPlan{"{\"tensors\":" ADD_ONE_TENSORS "}", "plan: missing key 'op'"},
         BadPlan{"{\"op\":7,\"tensors\":" ADD_ONE_TENSORS "}", "plan.op: expected a string"},
         BadPlan{"{\"op\":\"add_two\",\"tensors\":" ADD_ONE_TENSORS "}",
-                "op: unknown op 'add_two' (expected add_one, add, identity, kv_update, null)"},
+                "op: unknown op 'add_two' (expected add_one, add, identity, kv_update, null, keep_positive)"},
         BadPlan{"{\"op\":\"add_one\",\"tensors\":" ADD_ONE_TENSORS ",\"extra\":1}",
                 "plan: unknown key 'extra' (expected op, tensors, aliases, fail, spin_us, scratch_bytes, weight_bytes)"},
         BadPlan{"{\"op\":\"add_one\",\"tensors\":" ADD_ONE_TENSORS ",\"capturable\":false}",
@@ -283,6 +283,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "'z' is an output; shape_of names an input"},
         BadPlan{"{\"op\":\"null\",\"tensors\":[{\"name\":\"y\",\"is_input\":false,\"dtype\":\"int8\",\"shape\":[-2]}]}",
                 "tensors[0] ('y').shape[0]: dims are >= 0"},
+        // -1 marks keep_positive's data-dependent output, and nothing else.
+        BadPlan{"{\"op\":\"null\",\"tensors\":[{\"name\":\"y\",\"is_input\":false,\"dtype\":\"int8\",\"shape\":[-1]}]}",
+                "tensors[0] ('y').shape: -1 (a data-dependent dim) is for op 'keep_positive'"},
+        BadPlan{"{\"op\":\"keep_positive\",\"tensors\":[" X_IN("x", "int8", "[4]") "," X_OUT("y", "int8", "x") "]}",
+                "op 'keep_positive' takes a 1-D input and gives a 1-D output of data-dependent size"},
+        BadPlan{"{\"op\":\"keep_positive\",\"tensors\":[" X_IN("x", "bool", "[4]") ",{\"name\":\"y\",\"is_input\":false,\"dtype\":\"bool\",\"shape\":[-1]}]}",
+                "op 'keep_positive' does arithmetic"},
         BadPlan{"{\"op\":\"null\",\"tensors\":[{\"name\":\"y\",\"is_input\":false,\"dtype\":\"int8\",\"shape\":[1],\"x\":0}]}",
                 "unknown key 'x' (expected name, is_input, dtype, shape_of, shape)"},
         BadPlan{"{\"op\":\"null\",\"tensors\":[{\"name\":\"\xff\",\"is_input\":true}]}", "does not parse"}));

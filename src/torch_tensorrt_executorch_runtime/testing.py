@@ -43,7 +43,9 @@ __all__ = [
 ]
 
 MAGIC = b"TTE-TEST-ENGINE\n"
-OPS = ("add_one", "add", "identity", "kv_update", "null")
+OPS = ("add_one", "add", "identity", "kv_update", "null", "keep_positive")
+# A fixed output dim known only after the run (keep_positive's output).
+DATA_DEPENDENT_DIM = -1
 DTYPES = _dtypes.names_accepted_by(_dtypes.TEST_ENGINE)
 FAIL_HOOKS = ("deserialize", "enqueue")
 MAX_SPIN_US = 10_000_000
@@ -80,7 +82,8 @@ class PlanInput:
 @dataclass(frozen=True)
 class PlanOutput:
     """An engine output: ``shape_of`` (an input's name: the output takes its
-    current shape) or ``shape`` (fixed dims)."""
+    current shape) or ``shape`` (fixed dims; ``[-1]`` for keep_positive's
+    output, whose size the engine knows only after it ran)."""
 
     name: str
     dtype: str
@@ -88,14 +91,14 @@ class PlanOutput:
     shape: Sequence[int] | None = None
 
 
-def _dims(value: Any, where: str) -> list[int]:
+def _dims(value: Any, where: str, data_dependent_allowed: bool = False) -> list[int]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{where}: expected a list of dims, got {value!r}")
     dims = []
     for i, d in enumerate(value):
         if isinstance(d, bool) or not isinstance(d, int):
             raise TypeError(f"{where}[{i}]: expected an integer dim, got {d!r}")
-        if d < 0:
+        if d < 0 and not (data_dependent_allowed and d == DATA_DEPENDENT_DIM):
             raise ValueError(f"{where}[{i}]: dims are >= 0, got {d} (give dynamic dims as (min, opt, max))")
         dims.append(d)
     return dims
@@ -197,7 +200,7 @@ def _tensor(value: Any, where: str) -> dict[str, Any]:
             raise ValueError(f"{where}.shape_of: expected an input's name, got {value['shape_of']!r}")
         out["shape_of"] = value["shape_of"]
     else:
-        out["shape"] = _dims(value["shape"], f"{where}.shape")
+        out["shape"] = _dims(value["shape"], f"{where}.shape", data_dependent_allowed=True)
     return out
 
 
@@ -302,7 +305,9 @@ def test_engine_spec(
     """A packer ``EngineSpec`` whose plan is a test engine with these I/O.
 
     ``inputs``/``outputs`` are the packer's ``TensorSpec``s; an output takes
-    the whole shape of one input (``["x:0", "x:1"]``) or fixed dims.
+    the whole shape of one input (``["x:0", "x:1"]``), fixed dims, or, for
+    ``keep_positive``, one data-dependent dim with its upper bound
+    (``["<=64"]``), which the plan writes as ``[-1]``.
     ``aliased_io`` is both the blob's aliasing and the plan's ``aliases``;
     ``engine_options`` are the other ``EngineSpec`` fields.
     """
@@ -311,6 +316,14 @@ def test_engine_spec(
     by_name = {spec.name: spec for spec in inputs}
     tensors = [PlanInput(spec.name, spec.dtype, shape=list(spec.shape)) for spec in inputs]
     for spec in outputs:
+        if spec.is_data_dependent:
+            if any(not isinstance(d, str) or not d.startswith("<=") for d in spec.shape) or spec.rank != 1:
+                raise PackError(
+                    f"output '{spec.name}': a test engine's data-dependent output is 1-D (keep_positive), "
+                    f"got {list(spec.shape)}"
+                )
+            tensors.append(PlanOutput(spec.name, spec.dtype, shape=[DATA_DEPENDENT_DIM]))
+            continue
         if all(isinstance(d, int) for d in spec.shape):
             tensors.append(PlanOutput(spec.name, spec.dtype, shape=list(spec.shape)))
             continue

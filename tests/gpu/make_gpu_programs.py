@@ -116,6 +116,7 @@ def main(out: Path) -> None:
         placement="host",
     )
     shared_memory_programs(out)
+    data_dependent_programs(out)
     print(json.dumps(sorted(p.name for p in out.glob("*.pte"))))
 
 
@@ -150,6 +151,19 @@ def shared_memory_programs(out: Path) -> None:
     )
     # 200 us of spin per call, for the concurrency benchmark.
     add_one(out, "spin200_resident", SMALL, "device_resident", spin_us=200)
+
+
+def data_dependent_programs(out: Path) -> None:
+    """keep_positive (y = x[x > 0]) with room for all of x, and for 16 of up to 64 elements,
+    device-resident and host-placed (staged)."""
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    for bound in (64, 16):
+        spec = test_engine_spec(
+            "keep_positive", [TensorSpec("x", "float32", [(1, 8, 64)])], [TensorSpec("y", "float32", [f"<={bound}"])]
+        )
+        for placement in ("device_resident", "host"):
+            pack_program(out / f"keep_positive{bound}_{placement.split('_')[-1]}.pte", [spec], placement=placement)
 
 
 if __name__ == "__main__":

@@ -107,6 +107,22 @@ def test_caller_stream_is_honoured(cuda_provider, programs):
     assert torch.equal(y, y2)
 
 
+def test_per_thread_default_stream_is_never_given_to_the_engine(cuda_provider, programs):
+    # cudaStreamPerThread (handle 2) is a default stream: the engine gets a real
+    # stream, ordered after the caller's per-thread work (an input written there
+    # by a kernel that spins first is read complete).
+    per_thread = 2
+    program = tte.load(programs / "add_one_device_resident.pte")
+    spin = tte.load(programs / "spin_resident.pte")
+    x = x_cuda()
+    for _ in range(3):
+        (h,) = spin.run([x], stream=per_thread)
+        assert provider_stats(cuda_provider).last_stream not in (None, 0, 1, per_thread)
+        (y,) = program.run([h], stream=per_thread)
+        assert provider_stats(cuda_provider).last_stream not in (None, 0, 1, per_thread)
+        assert torch.equal(y, x + 2)
+
+
 def test_work_is_finished_on_return(cuda_provider, programs):
     # The engine spins 20 ms before writing; reading on an unrelated stream
     # right after the call sees the result only if execute synchronized.

@@ -83,6 +83,30 @@ def test_share_engines_false_loads_twice(cuda_provider, programs):
     del a, b
 
 
+def test_arenas_of_exited_threads_are_released(cuda_provider, programs):
+    # Each thread without a caller stream runs on a stream of its own with an
+    # arena of its own; when the thread exits, so does the arena (not kept
+    # until 16 exist).
+    import threading
+
+    program = tte.load(programs / "weights_resident.pte", options={"max_concurrent_runs": 1})
+    x = torch.arange(SMALL, dtype=torch.float32, device="cuda")
+    (y,) = program.forward(x)  # this thread's arena stays
+    base = runtime_stats()["scratch_arenas"]
+    results = []
+
+    def work():
+        (out,) = program.run([x], stream=0)
+        results.append(torch.equal(out, x + 1))
+
+    for _ in range(3):
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+        assert runtime_stats()["scratch_arenas"] == base
+    assert results == [True] * 3
+
+
 def test_four_threads_on_one_program(cuda_provider, programs):
     """4 threads on one program (200 us spin per call): each borrows an instance of
     the method; results per thread stay right. The throughput ratio is printed

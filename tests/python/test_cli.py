@@ -377,6 +377,28 @@ def test_pack_then_inspect_and_run(tmp_path, host_library):
     }
 
 
+def test_pack_a_data_dependent_output_then_run(tmp_path, host_library):
+    # "<=N" declares a dim known only after the engine ran; `run` reports the
+    # shape the engine produced (all ones: every element kept; zeros: none).
+    from torch_tensorrt_executorch_runtime.testing import PlanInput, PlanOutput, make_test_engine
+
+    plan = make_test_engine("keep_positive", [PlanInput("x", "float32", shape=[(1, 8, 64)]), PlanOutput("y", "float32", shape=[-1])])
+    (tmp_path / "keep_positive.plan").write_bytes(plan)
+    out = tmp_path / "keep_positive.pte"
+    result = cli(
+        "pack", out, "--engine", tmp_path / "keep_positive.plan", "--input", "x:float32:1-8-64", "--output", "y:float32:<=64"
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(cli("inspect", out, "--json", "--no-load").stdout)
+    assert report["methods"][0]["outputs"][0]["shape"] == [64]
+    for kind, expected in (("ones:5", [5]), ("zeros:5", [0])):
+        run = cli("run", out, "--provider-library", host_library, "--input", kind, "--json", "--numpy")
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout)["outputs"][0]["shape"] == expected
+    bad = cli("pack", out, "--engine", tmp_path / "keep_positive.plan", "--input", "x:float32:1-8-64", "--output", "y:float32:<=a")
+    assert bad.returncode != 0 and "'<=N'" in bad.stderr
+
+
 def test_pack_spec_file(tmp_path):
     from torch_tensorrt_executorch_runtime.testing import make_test_engine
 

@@ -278,6 +278,54 @@ def test_python_provider_gets_shapes_and_addresses_only_when_they_change(tte, sc
         tte.unregister_provider("py-scale-count")
 
 
+class TwoContextScaleEngine(ScaleEngine):
+    """ScaleEngine with one execution context per profile (as tensorrt-python):
+    profile 0 takes 1..4 rows, profile 1 takes 5..8, and an address set while
+    one profile is selected belongs to that profile's context only."""
+
+    def __init__(self, factor, log):
+        super().__init__(factor, log)
+        self.num_profiles = 2
+        self.profile = 0
+        self.contexts = {0: {}, 1: {}}
+
+    def profile_shape(self, profile, name):
+        return ((1, 3), (2, 3), (4, 3)) if profile == 0 else ((5, 3), (6, 3), (8, 3))
+
+    def select_profile(self, profile, stream):
+        self.profile = profile
+
+    def set_tensor_address(self, name, address):
+        self.contexts[self.profile][name] = address
+
+    def enqueue(self, stream):
+        missing = {"x", "y"} - set(self.contexts[self.profile])
+        if missing:
+            raise RuntimeError(f"profile {self.profile}'s context has no address for {sorted(missing)}")
+        self.addresses = self.contexts[self.profile]
+        super().enqueue(stream)
+
+
+class TwoContextScaleProvider(ScaleProvider):
+    def deserialize(self, plan, device_id, options):
+        engine = super().deserialize(plan, device_id, options)
+        return TwoContextScaleEngine(engine.factor, self.log)
+
+
+def test_addresses_are_kept_per_profile_context(tte, scale_program):
+    # The same addresses across a profile switch still reach the new profile's context.
+    tte.register_provider(TwoContextScaleProvider(), name="py-scale-contexts", memory="host")
+    try:
+        program = tte.load(scale_program(2.0), options={"provider": "py-scale-contexts"})
+        for rows in (2, 6, 3, 7):
+            x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+            (y,) = program.forward(x)
+            np.testing.assert_array_equal(y, x * 2)
+        program.close()
+    finally:
+        tte.unregister_provider("py-scale-contexts")
+
+
 def test_duplicate_name_is_refused(tte):
     tte.register_provider(ScaleProvider(), name="py-dup", memory="host")
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import sys
 import types
 
@@ -401,6 +402,12 @@ def test_tensorrt_errors_the_exception_carries_are_logged_at_info(install, caplo
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
         (logging.ERROR, "tensorrt: an error outside any call")
     ]
+    # An internal error is an error even while a call collects it.
+    caplog.clear()
+    with provider._collect_errors() as collected:
+        provider._log("tensorrt", "INTERNAL_ERROR", "unrecoverable")
+    assert collected == ["unrecoverable"]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(logging.ERROR, "tensorrt: unrecoverable")]
 
 
 # Version-compatible plans embed the lean runtime as host code, which
@@ -491,9 +498,10 @@ def test_shapes_addresses_and_enqueue_on_the_profiles_own_context(install):
         engine.enqueue(0xBAD)
 
 
-# The native provider's rules (NvInferRuntime.h:3677,3716): an explicit
-# budget clamped to the streamable size, TensorRT's automatic budget when
-# none is asked, read back because the binding drops the setter's answer.
+# The native provider's rules (NvInferRuntime.h:3648,3677): an explicit
+# budget clamped to the streamable size, TensorRT's own default (streaming
+# disabled) when none is asked, read back because the binding drops the
+# setter's answer.
 def test_weight_streaming_budget(install):
     (trt,) = install(make_module("tensorrt", streamable=1 << 20))
     engine = load(budget=4096)
@@ -502,19 +510,22 @@ def test_weight_streaming_budget(install):
     assert engine.streams_weights
 
 
-def test_weight_streaming_clamps_and_defaults_to_the_automatic_budget(install):
+def test_weight_streaming_clamps_and_defaults_to_tensorrts_default(install):
     (trt,) = install(make_module("tensorrt", streamable=1 << 20))
     assert load(budget=1 << 40)._engine.weight_streaming_budget_v2 == 1 << 20
     assert not load(budget=1 << 40).streams_weights, "a budget of everything streams nothing"
-    assert load()._engine.weight_streaming_budget_v2 == 1 << 19, "automatic budget without a request"
+    trt.calls.clear()
+    unasked = load()
+    assert not [c for c in trt.calls if c[0] == "set_budget"], "TensorRT's default is left in place"
+    assert unasked._engine.weight_streaming_budget_v2 == 1 << 20 and not unasked.streams_weights
 
 
 def test_weight_streaming_refused_budgets(install):
     install(make_module("tensorrt", streamable=1 << 20, budget_accepted=False))
     with pytest.raises(ExecutionError, match="refused a weight streaming budget of 4096"):
         load(budget=4096)
-    # The automatic budget refused: everything streams (budget 0), as native.
-    assert load()._engine.weight_streaming_budget_v2 == 0
+    # Without a request nothing is set, so nothing is refused.
+    assert not load().streams_weights
 
 
 def test_weight_streaming_ignored_for_non_streaming_engines(install, caplog):
@@ -656,7 +667,27 @@ def test_runtime_cache_is_read_and_written(install, tmp_path):
     load("tensorrt_rtx", runtime_cache_path=str(path)).close()
     assert ("cache_deserialize", b"+more kernels") in rtx.calls
     assert path.read_bytes() == b"+more kernels+more kernels"
-    assert not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_runtime_cache_temporaries_are_unique_per_engine(install, tmp_path, monkeypatch):
+    # Two engines of one process saving one cache at once must not write into
+    # one temporary file.
+    install(make_module("tensorrt_rtx", runtime_cache=True))
+    path = tmp_path / "model.rtxcache"
+    first = load("tensorrt_rtx", runtime_cache_path=str(path))
+    second = load("tensorrt_rtx", runtime_cache_path=str(path))
+    temporaries = []
+    real_replace = os.replace
+
+    def recording_replace(source, target):
+        temporaries.append(str(source))
+        real_replace(source, target)
+
+    monkeypatch.setattr(tensorrt_python.os, "replace", recording_replace)
+    first.close()
+    second.close()
+    assert len(temporaries) == 2 and temporaries[0] != temporaries[1]
 
 
 def test_nvtx_switch(install, monkeypatch):

@@ -228,7 +228,9 @@ def host_provider():
     lib = ctypes.CDLL(str(path))
     lib.tte_engine_provider_entry.restype = ctypes.POINTER(_Provider)
     lib.tte_engine_provider_entry.argtypes = [ctypes.c_uint32]
-    provider = lib.tte_engine_provider_entry(1).contents
+    from torch_tensorrt_executorch_runtime._native import abi
+
+    provider = lib.tte_engine_provider_entry(abi.TTE_ENGINE_PROVIDER_ABI_VERSION).contents
     assert provider.name == b"test-host"
     lib.tte_test_provider_reset_stats()
     return lib, provider

@@ -11,8 +11,11 @@
  *  - Fields are only ever appended. A provider sets `struct_size` to
  *    sizeof(TteEngineProvider) of the header it was built with; the backend
  *    never reads a field past `struct_size`.
- *  - `abi_version` is TTE_ENGINE_PROVIDER_ABI_VERSION of that header; the
- *    backend refuses a provider whose major ABI it does not know.
+ *  - `abi_version` is TTE_ENGINE_PROVIDER_ABI_VERSION of that header (1 or
+ *    2); the backend accepts every version up to its own and refuses a newer
+ *    one. Version 2 appended the data-dependent output entries
+ *    (`set_output_capacity`, `get_output_result`) and lets output shapes
+ *    hold TTE_DATA_DEPENDENT_DIM.
  *  - Every call returns a TteStatus and, on failure, fills `error->message`
  *    with one line that says what was expected and what was found.
  */
@@ -26,7 +29,13 @@
 extern "C" {
 #endif
 
-#define TTE_ENGINE_PROVIDER_ABI_VERSION 1u
+#define TTE_ENGINE_PROVIDER_ABI_VERSION 2u
+/* The oldest version a backend of this header still loads. */
+#define TTE_ENGINE_PROVIDER_ABI_VERSION_MIN 1u
+/* An output dim the engine knows only after it ran (TensorRT reports -1 for
+ * a data-dependent output such as nonzero's once every input shape is set).
+ * Reported by get_output_shape and SET_SHAPES of version 2 providers only. */
+#define TTE_DATA_DEPENDENT_DIM (-1)
 #define TTE_ERROR_MESSAGE_CAPACITY 1024
 /* The largest tensor rank the ABI carries (TensorRT's own limit is 8). */
 #define TTE_MAX_RANK 16
@@ -214,7 +223,9 @@ typedef struct TteEngineProvider {
   TteStatus (*set_input_shape)(TteEngine* engine, int32_t index,
                                const int64_t* dims, int32_t rank,
                                TteError* error);
-  /* After all input shapes are set. `capacity` is the size of `dims`. */
+  /* After all input shapes are set. `capacity` is the size of `dims`. A
+   * version 2 provider may report TTE_DATA_DEPENDENT_DIM for a dim known only
+   * after the run (see get_output_result). */
   TteStatus (*get_output_shape)(TteEngine* engine, int32_t index,
                                 int64_t* dims, int32_t capacity,
                                 int32_t* out_rank, TteError* error);
@@ -281,11 +292,32 @@ typedef struct TteEngineProvider {
                                         const TteEngineLoadOptions* options,
                                         TteEngine** out_engine,
                                         TteError* error);
+  /* Appended in version 2: outputs whose shape holds TTE_DATA_DEPENDENT_DIM
+   * (TensorRT: IOutputAllocator on the execution context). Both or neither;
+   * an engine reporting such a shape without them is refused at execute. */
+  /* Before each enqueue (and before the batched ENQUEUE step), for each
+   * data-dependent output: `bytes` can be written at the address the enqueue
+   * gives it (the backend binds its planned upper-bound buffer). When the engine asks for more, the provider
+   * gives it memory of its own instead (kept per engine handle, grown, never
+   * shrunk), never a truncated buffer. */
+  TteStatus (*set_output_capacity)(TteEngine* engine, int32_t index,
+                                   int64_t bytes, TteError* error);
+  /* After an enqueue returned (for device providers the backend then
+   * synchronizes the stream before reading `*out_data`): the shape the
+   * engine wrote (`capacity` the size of `dims`) and where its elements are:
+   * the address set for it, or the provider's own memory, valid until the
+   * next enqueue of this engine. */
+  TteStatus (*get_output_result)(TteEngine* engine, int32_t index,
+                                 int64_t* dims, int32_t capacity,
+                                 int32_t* out_rank, void** out_data,
+                                 TteError* error);
 } TteEngineProvider;
 
 /* Symbol a provider library exports so `tte_load_engine_provider_library`
  * and `tte-run --provider LIB` can register it. Returns NULL when the library
- * cannot serve `abi_version`. */
+ * cannot serve `abi_version`; the backend asks for its own version first,
+ * then for each older one down to TTE_ENGINE_PROVIDER_ABI_VERSION_MIN, so a
+ * library built against an older header still loads. */
 typedef const TteEngineProvider* (*TteEngineProviderEntryFn)(
     uint32_t abi_version);
 #define TTE_ENGINE_PROVIDER_ENTRY_SYMBOL "tte_engine_provider_entry"

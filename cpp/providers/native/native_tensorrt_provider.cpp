@@ -354,6 +354,33 @@ TteStatus abi_set_tensor_address(TteEngine* engine, int32_t index, void* address
   });
 }
 
+TteStatus abi_set_output_capacity(TteEngine* engine, int32_t index, int64_t bytes, TteError* error) {
+  return guarded(error, [&] {
+    Status status = check_index(engine, index);
+    if (status.ok() && bytes < 0) {
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "capacity " + std::to_string(bytes) + " is negative");
+    }
+    if (status.ok()) {
+      status = engine_of(engine)->set_output_capacity(index, bytes);
+    }
+    return status;
+  });
+}
+
+TteStatus abi_get_output_result(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
+                                int32_t* out_rank, void** out_data, TteError* error) {
+  return guarded(error, [&] {
+    Status status = check_index(engine, index);
+    if (status.ok() && (out_rank == nullptr || out_data == nullptr || (capacity > 0 && dims == nullptr))) {
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "dims, out_rank or out_data is NULL");
+    }
+    if (status.ok()) {
+      status = engine_of(engine)->output_result(index, dims, capacity, out_rank, out_data);
+    }
+    return status;
+  });
+}
+
 TteStatus abi_enqueue(TteEngine* engine, void* stream, TteError* error) {
   return guarded(error, [&] {
     Status status = check_engine(engine);
@@ -432,6 +459,8 @@ TteEngineProvider make_provider(const ProviderEnvironment& environment) {
   provider.device_memory_size = &abi_device_memory_size;
   provider.set_device_memory = &abi_set_device_memory;
   provider.create_execution_context = &abi_create_execution_context;
+  provider.set_output_capacity = &abi_set_output_capacity;
+  provider.get_output_result = &abi_get_output_result;
   return provider;
 }
 

@@ -120,7 +120,10 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
     status = self->create_contexts();
   }
   if (status.ok()) {
-    status = self->refuse_data_dependent_outputs();
+    status = self->find_data_dependent_outputs();
+  }
+  if (status.ok()) {
+    status = self->attach_output_allocators();
   }
   if (!status.ok()) {
     return status;
@@ -142,6 +145,9 @@ Status TensorRtEngine::share(const TensorRtEngine& source, bool user_managed_mem
   // number of contexts per engine, each with its own state; the weight
   // budget of the first load stays (it is fixed once a context exists).
   Status status = self->create_contexts();
+  if (status.ok()) {
+    status = self->attach_output_allocators();
+  }
   if (!status.ok()) {
     return status;
   }
@@ -218,6 +224,8 @@ Status TensorRtEngine::create_contexts() {
                                              device + tensorrt_reason());
       break;
     }
+    recorders_.push_back(std::make_unique<ContextErrorRecorder>());
+    context->setErrorRecorder(recorders_.back().get());
     // NvInferRuntime.h:4080: memory aligned as cudaMalloc aligns it, at
     // least the reported size; NULL is allowed when the size is 0.
     if (!user_managed_memory_) {
@@ -340,7 +348,61 @@ Status TensorRtEngine::read_io_table() {
   return Status::Ok();
 }
 
-Status TensorRtEngine::refuse_data_dependent_outputs() {
+Status TensorRtEngine::attach_output_allocators() {
+  allocators_.resize(io_->size());
+  for (size_t i = 0; i < io_->size(); ++i) {
+    const IoTensor& tensor = (*io_)[i];
+    if (!tensor.data_dependent) {
+      continue;
+    }
+    allocators_[i] = std::make_unique<OutputAllocator>(runtime_->device);
+    // NvInferRuntime.h (IExecutionContext::setOutputAllocator, 10.3 :4170-4188,
+    // 11.1 :4545-4563): "The allocator is called by enqueueV3()"; one per
+    // context, so every profile's context gets it.
+    for (const auto& context : contexts_) {
+      const TensorRtErrorCapture capture;
+      if (!context->setOutputAllocator(tensor.name.c_str(), allocators_[i].get())) {
+        return Status(TTE_ERROR_RUNTIME, "TensorRT refused an output allocator for '" + tensor.name +
+                                             "'" + tensorrt_reason());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status TensorRtEngine::set_output_capacity(int32_t index, int64_t bytes) {
+  if (static_cast<size_t>(index) >= allocators_.size() || allocators_[index] == nullptr) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "'" + (*io_)[index].name +
+                                                  "' is not a data-dependent output; only those take a capacity");
+  }
+  allocators_[index]->set_capacity(bytes);
+  return Status::Ok();
+}
+
+Status TensorRtEngine::output_result(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
+                                     void** out_data) const {
+  if (static_cast<size_t>(index) >= allocators_.size() || allocators_[index] == nullptr) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "'" + (*io_)[index].name +
+                                                  "' is not a data-dependent output; ask get_output_shape");
+  }
+  const OutputAllocator& allocator = *allocators_[index];
+  if (!allocator.has_shape()) {
+    return Status(TTE_ERROR_INVALID_STATE, "TensorRT reported no shape for output '" + (*io_)[index].name +
+                                               "' (IOutputAllocator::notifyShape was not called): enqueue first");
+  }
+  const std::vector<int64_t>& shape = allocator.shape();
+  if (capacity < static_cast<int32_t>(shape.size())) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "output '" + (*io_)[index].name + "' has rank " +
+                                                  std::to_string(shape.size()) + ", more than the " +
+                                                  std::to_string(capacity) + " dims given room");
+  }
+  std::copy(shape.begin(), shape.end(), dims);
+  *out_rank = static_cast<int32_t>(shape.size());
+  *out_data = allocator.data();
+  return Status::Ok();
+}
+
+Status TensorRtEngine::find_data_dependent_outputs() {
   // With shape tensors the output shapes depend on their values, unknown
   // here; the backend refuses those engines anyway.
   for (const IoTensor& tensor : *io_) {
@@ -349,8 +411,8 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
     }
   }
   // A new context uses profile 0. An output whose shape TensorRT cannot tell
-  // from the input shapes alone is data-dependent: it needs an
-  // IOutputAllocator, which the backend's preallocated outputs cannot be.
+  // from the input shapes alone is data-dependent: it gets an
+  // IOutputAllocator (output_allocator.h).
   for (const IoTensor& tensor : *io_) {
     if (!tensor.is_input) {
       continue;
@@ -366,18 +428,12 @@ Status TensorRtEngine::refuse_data_dependent_outputs() {
                         " of profile 0 for input '" + tensor.name + "'" + tensorrt_reason());
     }
   }
-  for (const IoTensor& tensor : *io_) {
+  for (IoTensor& tensor : *io_) {
     if (tensor.is_input) {
       continue;
     }
     const nvinfer1::Dims shape = contexts_.front()->getTensorShape(tensor.name.c_str());
-    if (!is_static(shape)) {
-      return Status(TTE_ERROR_NOT_SUPPORTED,
-                    "output '" + tensor.name + "' has a data-dependent shape (" +
-                        dims_text(shape) +
-                        " with every input at its largest profile-0 shape): engines whose "
-                        "outputs need a TensorRT output allocator are not supported");
-    }
+    tensor.data_dependent = !is_static(shape);
   }
   return Status::Ok();
 }
@@ -451,17 +507,21 @@ Status TensorRtEngine::tensor_shape(int32_t index, int64_t* dims, int32_t capaci
                                                "' is not known: set every input's shape first" +
                                                tensorrt_reason());
   }
-  if (!is_static(shape)) {
+  if (!is_static(shape) && !tensor.data_dependent) {
     return Status(TTE_ERROR_NOT_SUPPORTED,
-                  "output '" + tensor.name + "' has a data-dependent shape " + dims_text(shape) +
-                      ": engines whose outputs need a TensorRT output allocator are not supported");
+                  "output '" + tensor.name + "' has shape " + dims_text(shape) +
+                      " after every input shape was set, yet was static at load; TensorRT "
+                      "gave no output allocator for it");
   }
   if (capacity < shape.nbDims) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   "tensor '" + tensor.name + "' has rank " + std::to_string(shape.nbDims) +
                       ", more than the " + std::to_string(capacity) + " dims given room");
   }
-  std::copy(shape.d, shape.d + shape.nbDims, dims);
+  // TensorRT's -1 is the ABI's TTE_DATA_DEPENDENT_DIM.
+  for (int32_t d = 0; d < shape.nbDims; ++d) {
+    dims[d] = shape.d[d] < 0 ? TTE_DATA_DEPENDENT_DIM : shape.d[d];
+  }
   *out_rank = shape.nbDims;
   return Status::Ok();
 }
@@ -492,8 +552,19 @@ Status TensorRtEngine::enqueue(cudaStream_t stream) {
     cudaGetLastError();
   }
   const TensorRtErrorCapture capture;
+  ContextErrorRecorder& recorder = *recorders_[static_cast<size_t>(profile_)];
+  recorder.clear();
   if (!context().enqueueV3(stream)) {
-    return Status(TTE_ERROR_RUNTIME, "TensorRT could not enqueue the engine" + tensorrt_reason());
+    std::string allocator_failure;
+    for (const auto& allocator : allocators_) {
+      if (allocator != nullptr && !allocator->failure().empty()) {
+        allocator_failure = "; " + allocator->failure();
+      }
+    }
+    return Status(TTE_ERROR_RUNTIME,
+                  "TensorRT could not enqueue the engine" +
+                      enqueue_failure_message(recorder.text(), TensorRtLogger::thread_error()) +
+                      allocator_failure);
   }
   return Status::Ok();
 }

@@ -27,6 +27,8 @@
 #include "native/runtime_pool.h"
 #include "common/status.h"
 #include "native/native_tensorrt_provider.h"
+#include "native/error_recorder.h"
+#include "native/output_allocator.h"
 #include "native/weight_streaming.h"
 
 namespace tte::native {
@@ -43,6 +45,9 @@ struct IoTensor {
   // For outputs TensorRT writes into an input in place: that input's index.
   int32_t aliased_input = -1;
   bool is_shape_tensor = false;
+  // Outputs whose shape TensorRT knows only after the run (-1 dims once
+  // every input shape is set): served through an OutputAllocator.
+  bool data_dependent = false;
   // Inputs: one range per optimization profile.
   std::vector<ShapeRange> profiles;
 };
@@ -82,6 +87,12 @@ class TensorRtEngine {
   Status tensor_shape(int32_t index, int64_t* dims, int32_t capacity,
                       int32_t* out_rank) const;
   Status set_tensor_address(int32_t index, void* address);
+  // Data-dependent outputs (provider ABI 2): the bytes at the address set,
+  // before an enqueue; the shape TensorRT notified and where the elements
+  // are, after it.
+  Status set_output_capacity(int32_t index, int64_t bytes);
+  Status output_result(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
+                       void** out_data) const;
   Status enqueue(cudaStream_t stream);
   Status device_memory_size(int32_t profile, int64_t* out_bytes) const;
   Status set_device_memory(void* memory, int64_t bytes);
@@ -95,7 +106,9 @@ class TensorRtEngine {
 
   Status read_io_table();
   Status create_contexts();
-  Status refuse_data_dependent_outputs();
+  Status find_data_dependent_outputs();
+  // An OutputAllocator per data-dependent output, set on every context.
+  Status attach_output_allocators();
   nvinfer1::IExecutionContext& context() const { return *contexts_[profile_]; }
 
   // Destroyed in reverse: the contexts before their memory, the engine and
@@ -105,6 +118,9 @@ class TensorRtEngine {
   std::shared_ptr<nvinfer1::ICudaEngine> engine_;  // shared by the handles of one plan
   bool user_managed_memory_ = false;
   void* activation_memory_ = nullptr;  // cudaMalloc'd, shared by the contexts
+  // [io index]; declared before the contexts, which refer to them.
+  std::vector<std::unique_ptr<OutputAllocator>> allocators_;
+  std::vector<std::unique_ptr<ContextErrorRecorder>> recorders_;  // [profile], one per context
   std::vector<std::unique_ptr<nvinfer1::IExecutionContext>> contexts_;  // [profile]
   int32_t profile_ = 0;  // the selected context
   std::shared_ptr<std::vector<IoTensor>> io_;  // read at load, shared by the handles

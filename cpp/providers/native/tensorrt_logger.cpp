@@ -35,7 +35,10 @@ void TensorRtLogger::log(Severity severity, const char* message) noexcept {
     if (level == TTE_LOG_ERROR) {
       t_last_error = message;
     }
-    if (level == TTE_LOG_ERROR && t_captures > 0) {
+    // A call's error is said by its failure message; an internal error
+    // (ILogger::Severity, NvInferRuntime.h 11.1 :1592: "An internal error
+    // has occurred. Execution is unrecoverable") is logged as an error always.
+    if (level == TTE_LOG_ERROR && t_captures > 0 && severity != Severity::kINTERNAL_ERROR) {
       level = TTE_LOG_INFO;
     }
     if (environment_.log_enabled(level)) {

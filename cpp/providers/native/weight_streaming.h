@@ -1,9 +1,10 @@
 // The weight-streaming budget an engine is given at load (NvInferRuntime.h:
 // 3627-3745), set before any execution context exists: a requested budget
 // (load option, else compile spec) clamped to the streamable size; without
-// one, TensorRT's automatic budget, and 0 (stream everything) when TensorRT
-// refuses its own. A budget for an engine without streamable weights is
-// logged and ignored. A template over the engine type, so that it compiles
+// one, TensorRT's own default is left in place (">= getStreamableWeightsSize
+// (default): Disables weight streaming", 11.1 :3648, 10.3 :3301): a user who
+// wants weights streamed asks for a budget. A budget for an engine without
+// streamable weights is logged and ignored. A template over the engine type, so that it compiles
 // against headers that lack the V2 calls and is tested with a stand-in
 // engine (cpp/tests/test_native_weight_streaming.cpp); the Python provider
 // follows the same rules (tensorrt_python.py, _apply_weight_streaming).
@@ -65,30 +66,20 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
       }
       return Status::Ok();
     }
-    // TensorRT caps a budget above the streamable size itself; clamping here
-    // keeps the logged figure true.
-    const int64_t budget = request.has_budget ? std::min(request.budget, streamable)
-                                              : engine.getWeightStreamingAutomaticBudget();
-    const TensorRtErrorCapture capture;
-    if (!engine.setWeightStreamingBudgetV2(budget)) {
-      if (request.has_budget) {
+    if (request.has_budget) {
+      // TensorRT caps a budget above the streamable size itself; clamping
+      // here keeps the logged figure true.
+      const int64_t budget = std::min(request.budget, streamable);
+      const TensorRtErrorCapture capture;
+      if (!engine.setWeightStreamingBudgetV2(budget)) {
         return Status(TTE_ERROR_RUNTIME,
                       "TensorRT refused a weight streaming budget of " + std::to_string(budget) +
                           " bytes (streamable weights: " + std::to_string(streamable) +
                           " bytes)" + tensorrt_reason());
       }
-      // Budget 0 streams every weight: the least device memory, always valid.
-      TTE_NATIVE_LOG(environment, WARNING,
-                     "TensorRT refused its automatic weight streaming budget of %lld bytes; "
-                     "streaming all weights (budget 0)%s",
-                     static_cast<long long>(budget), tensorrt_reason().c_str());
-      const TensorRtErrorCapture retry_capture;
-      if (!engine.setWeightStreamingBudgetV2(0)) {
-        return Status(TTE_ERROR_RUNTIME,
-                      "TensorRT refused weight streaming budgets of " + std::to_string(budget) +
-                          " (automatic) and 0 bytes" + tensorrt_reason());
-      }
     }
+    // "Returns getStreamableWeightsSize() if weight streaming is disabled"
+    // (getWeightStreamingBudgetV2, 11.1 :3687).
     const int64_t applied = engine.getWeightStreamingBudgetV2();
     *streaming = applied < streamable;
     TTE_NATIVE_LOG(environment, INFO,
@@ -96,7 +87,7 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
                    "bytes",
                    static_cast<long long>(applied),
                    static_cast<long long>(streamable),
-                   request.has_budget ? "requested" : "automatic",
+                   request.has_budget ? "requested" : "TensorRT's default",
                    static_cast<long long>(engine.getWeightStreamingScratchMemorySize()));
     return Status::Ok();
   }

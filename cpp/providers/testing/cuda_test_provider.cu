@@ -78,6 +78,28 @@ __global__ void kv_update_kernel(T* cache, const T* x, T* y, int64_t n) {
   }
 }
 
+template <typename T>
+__device__ bool is_positive(T v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(v) > 0.0f;
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(v) > 0.0f;
+  } else {
+    return v > T(0);
+  }
+}
+
+// keep_positive in one thread: the order of the input is kept, and the test
+// sizes are small.
+template <typename T>
+__global__ void keep_positive_kernel(const T* x, int64_t n, T* y, int64_t* count) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (is_positive(x[i])) y[c++] = x[i];
+  }
+  *count = c;
+}
+
 __global__ void null_kernel() {}
 
 __device__ inline uint64_t global_timer_ns() {
@@ -128,6 +150,9 @@ class CudaEngine : public Engine {
       : Engine(std::move(plan)), provider_(provider), device_(device), pageable_ok_(pageable_ok) {}
 
   int device() const { return device_; }
+  // keep_positive's element count, written on the device, read back after
+  // the run (as TensorRT reads a data-dependent shape before notifyShape).
+  std::shared_ptr<void> count;
   const char* provider() const { return provider_; }
   bool pageable_ok() const { return pageable_ok_; }
 
@@ -184,6 +209,8 @@ std::shared_ptr<void> device_block(int64_t bytes, int device, void (*record)(int
   });
 }
 
+void record_nothing(int64_t) {}
+
 // As the host provider: weights shared by the handles of one deserialized
 // engine; scratch of its own for the largest profile unless user-managed.
 void set_up_memory(CudaEngine* engine, const LoadOptions& load, std::shared_ptr<void> weights) {
@@ -207,6 +234,7 @@ TteStatus preload_kernels(const Plan& plan, TteError* error) {
         case Op::kAddOne: kernels[1] = reinterpret_cast<const void*>(add_one_kernel<T>); break;
         case Op::kAdd: kernels[1] = reinterpret_cast<const void*>(add_kernel<T>); break;
         case Op::kKvUpdate: kernels[1] = reinterpret_cast<const void*>(kv_update_kernel<T>); break;
+        case Op::kKeepPositive: kernels[1] = reinterpret_cast<const void*>(keep_positive_kernel<T>); break;
         default: break;
       }
     });
@@ -275,7 +303,35 @@ TteStatus cuda_deserialize(void* user_data, const void* plan, uint64_t plan_size
   });
 }
 
-TteStatus launch(const CudaEngine& engine, cudaStream_t stream, TteError* error) {
+// keep_positive: memory for the engine's request (the input's size, an upper
+// bound), the kernel, then a wait for the count: not capturable, as TensorRT
+// with a data-dependent output.
+TteStatus launch_keep_positive(CudaEngine& engine, cudaStream_t stream, TteError* error) {
+  const Plan& plan = engine.plan();
+  const int32_t in = plan.inputs[0];
+  const int32_t out = plan.outputs[0];
+  const int device = engine.device();
+  void* y = engine.output_memory(out, engine.request_bytes(out),
+                                 [device](int64_t bytes) { return device_block(bytes, device, record_nothing); });
+  if (engine.count == nullptr) engine.count = device_block(sizeof(int64_t), device, record_nothing);
+  auto* count = static_cast<int64_t*>(engine.count.get());
+  visit_arithmetic(plan.tensors[in].dtype->scalar_type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    keep_positive_kernel<T><<<1, 1, 0, stream>>>(static_cast<const T*>(engine.bound(in)), engine.numel(in),
+                                                 static_cast<T*>(y), count);
+  });
+  int64_t host_count = 0;
+  cudaError_t status = cudaMemcpyAsync(&host_count, count, sizeof(host_count), cudaMemcpyDeviceToHost, stream);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return set_error(error, TTE_ERROR_RUNTIME, "enqueue: keep_positive: " + cuda_message("reading the count", status));
+  }
+  engine.set_result(out, host_count, y);
+  return TTE_OK;
+}
+
+TteStatus launch(CudaEngine& engine, cudaStream_t stream, TteError* error) {
   const Plan& plan = engine.plan();
   const std::vector<int32_t>& in = plan.inputs;
   const std::vector<int32_t>& out = plan.outputs;
@@ -283,6 +339,9 @@ TteStatus launch(const CudaEngine& engine, cudaStream_t stream, TteError* error)
   switch (plan.op) {
     case Op::kNull:
       null_kernel<<<1, 1, 0, stream>>>();
+      break;
+    case Op::kKeepPositive:
+      if (TteStatus s = launch_keep_positive(engine, stream, error)) return s;
       break;
     case Op::kIdentity:
       for (size_t k = 0; k < in.size(); ++k) {
@@ -321,7 +380,7 @@ TteStatus launch(const CudaEngine& engine, cudaStream_t stream, TteError* error)
   if (const int64_t need = engine.scratch_needed(); need > 0) {
     cudaMemsetAsync(engine.scratch(), 0xA5, static_cast<size_t>(need), stream);
     if (!out.empty()) {
-      const int64_t bytes = engine.numel(out[0]) * plan.tensors[out[0]].dtype->element_size;
+      const int64_t bytes = std::max<int64_t>(0, engine.numel(out[0]) * plan.tensors[out[0]].dtype->element_size);
       const size_t n = static_cast<size_t>(std::min(bytes, need));
       if (n > 0 && engine.bound(out[0]) != nullptr) {
         cudaMemcpyAsync(engine.scratch(), engine.bound(out[0]), n, cudaMemcpyDefault, stream);

@@ -142,13 +142,35 @@ void run_arithmetic(const Engine& engine) {
     }
     case Op::kIdentity:
     case Op::kNull:
+    case Op::kKeepPositive:
       break;
   }
 }
 
-void run(const Engine& engine) {
+template <typename T>
+bool positive(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return to_float(v) > 0.0f;
+  } else {
+    return v > T{0};
+  }
+}
+
+template <typename T>
+int64_t keep_positive(const T* x, int64_t n, T* y) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (positive(x[i])) y[count++] = x[i];
+  }
+  return count;
+}
+
+void run_keep_positive(Engine& engine);
+
+void run(Engine& engine) {
   const Plan& plan = engine.plan();
   if (plan.op == Op::kNull) return;
+  if (plan.op == Op::kKeepPositive) return run_keep_positive(engine);
   if (plan.op == Op::kIdentity) {
     for (size_t k = 0; k < plan.inputs.size(); ++k) {
       int32_t in = plan.inputs[k];
@@ -172,6 +194,35 @@ void run(const Engine& engine) {
     case kBFloat16: return run_arithmetic<BFloat16>(engine);
     default: return;  // bool: the format allows it only for identity and null
   }
+}
+
+std::shared_ptr<void> host_block(int64_t bytes, void (*record)(int64_t));
+void record_nothing(int64_t) {}
+
+// keep_positive: memory for the engine's request (its input's size, an upper
+// bound, as TensorRT asks before it knows the count), then the compaction.
+void run_keep_positive(Engine& engine) {
+  const Plan& plan = engine.plan();
+  const int32_t in = plan.inputs[0];
+  const int32_t out = plan.outputs[0];
+  void* y = engine.output_memory(out, engine.request_bytes(out),
+                                 [](int64_t bytes) { return host_block(bytes, record_nothing); });
+  const void* x = engine.bound(in);
+  const int64_t n = engine.numel(in);
+  int64_t count = 0;
+  switch (plan.tensors[in].dtype->scalar_type) {
+    case kByte: count = keep_positive(static_cast<const uint8_t*>(x), n, static_cast<uint8_t*>(y)); break;
+    case kChar: count = keep_positive(static_cast<const int8_t*>(x), n, static_cast<int8_t*>(y)); break;
+    case kShort: count = keep_positive(static_cast<const int16_t*>(x), n, static_cast<int16_t*>(y)); break;
+    case kInt: count = keep_positive(static_cast<const int32_t*>(x), n, static_cast<int32_t*>(y)); break;
+    case kLong: count = keep_positive(static_cast<const int64_t*>(x), n, static_cast<int64_t*>(y)); break;
+    case kHalf: count = keep_positive(static_cast<const Half*>(x), n, static_cast<Half*>(y)); break;
+    case kFloat: count = keep_positive(static_cast<const float*>(x), n, static_cast<float*>(y)); break;
+    case kDouble: count = keep_positive(static_cast<const double*>(x), n, static_cast<double*>(y)); break;
+    case kBFloat16: count = keep_positive(static_cast<const BFloat16*>(x), n, static_cast<BFloat16*>(y)); break;
+    default: break;  // bool: the format refuses it for keep_positive
+  }
+  engine.set_result(out, count, y);
 }
 
 // 256-byte aligned host memory, zeroed (so it is really there), counted by
@@ -210,6 +261,7 @@ void use_scratch(const Engine& engine) {
   if (plan.outputs.empty()) return;
   const int32_t out = plan.outputs[0];
   const int64_t bytes = engine.numel(out) * plan.tensors[out].dtype->element_size;
+  if (bytes <= 0) return;  // empty, or data-dependent (keep_positive)
   const size_t n = static_cast<size_t>(std::min(bytes, need));
   if (n == 0 || engine.bound(out) == nullptr) return;
   std::memcpy(engine.scratch(), engine.bound(out), n);
@@ -291,7 +343,10 @@ const TteEngineProvider& host_provider() {
 const TteEngineProvider& per_tensor_provider() {
   static const TteEngineProvider provider = [] {
     TteEngineProvider p = host_provider();
+    // A provider of the version 1 header: its struct ends before execute,
+    // so it stands for every provider built before the ABI grew.
     p.name = "test-host-per-tensor";
+    p.abi_version = 1;
     p.execute = nullptr;
     p.struct_size = static_cast<uint32_t>(offsetof(TteEngineProvider, execute));
     return p;

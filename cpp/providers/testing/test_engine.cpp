@@ -108,6 +108,19 @@ TteStatus abi_set_device_memory(TteEngine* engine, void* memory, int64_t bytes, 
   return guarded(error, [&] { return from_handle(engine)->set_device_memory(memory, bytes, error); });
 }
 
+TteStatus abi_set_output_capacity(TteEngine* engine, int32_t index, int64_t bytes, TteError* error) {
+  if (TteStatus s = check_engine(engine, error)) return s;
+  return guarded(error, [&] { return from_handle(engine)->set_output_capacity(index, bytes, error); });
+}
+
+TteStatus abi_get_output_result(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
+                                int32_t* out_rank, void** out_data, TteError* error) {
+  if (TteStatus s = check_engine(engine, error)) return s;
+  return guarded(error, [&] {
+    return from_handle(engine)->get_output_result(index, dims, capacity, out_rank, out_data, error);
+  });
+}
+
 void abi_destroy(TteEngine* engine) {
   if (engine == nullptr) return;
   delete from_handle(engine);
@@ -167,6 +180,75 @@ Engine::Engine(Plan plan) : plan_(std::move(plan)) {
   address_set_.assign(n, 0);
   bound_.assign(n, nullptr);
   numel_.assign(n, 0);
+  output_capacity_.assign(n, 0);
+  result_count_.assign(n, -1);
+  result_data_.assign(n, nullptr);
+}
+
+bool Engine::data_dependent(int32_t index) const {
+  const TensorSpec& spec = plan_.tensors[index];
+  return !spec.is_input && spec.shape_of < 0 &&
+         std::find(spec.shape.begin(), spec.shape.end(), -1) != spec.shape.end();
+}
+
+TteStatus Engine::set_output_capacity(int32_t index, int64_t bytes, TteError* error) {
+  if (TteStatus s = check_index(index, "set_output_capacity", error)) return s;
+  if (!data_dependent(index)) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "set_output_capacity: " + describe(plan_.tensors[index], index) +
+                         " has a known shape; only data-dependent outputs take a capacity");
+  }
+  if (bytes < 0) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "set_output_capacity: " + std::to_string(bytes) + " bytes is negative");
+  }
+  output_capacity_[index] = bytes;
+  return TTE_OK;
+}
+
+TteStatus Engine::get_output_result(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
+                                    void** out_data, TteError* error) const {
+  if (TteStatus s = check_index(index, "get_output_result", error)) return s;
+  if (!data_dependent(index)) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "get_output_result: " + describe(plan_.tensors[index], index) +
+                         " has a known shape; ask get_output_shape");
+  }
+  if (result_count_[index] < 0) {
+    return set_error(error, TTE_ERROR_INVALID_STATE,
+                     "get_output_result: " + describe(plan_.tensors[index], index) +
+                         " has no result: enqueue first");
+  }
+  if (out_rank == nullptr || out_data == nullptr || dims == nullptr || capacity < 1) {
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "get_output_result: out_rank, out_data or dims is NULL, or dims holds less than rank 1");
+  }
+  *out_rank = 1;
+  dims[0] = result_count_[index];
+  *out_data = result_data_[index];
+  return TTE_OK;
+}
+
+int64_t Engine::request_bytes(int32_t index) const {
+  const int32_t input = plan_.inputs[0];
+  return std::max<int64_t>(1, product(shapes_[input]) * plan_.tensors[index].dtype->element_size);
+}
+
+void* Engine::output_memory(int32_t index, int64_t bytes,
+                            const std::function<std::shared_ptr<void>(int64_t)>& allocate) {
+  if (bytes <= output_capacity_[index] && addresses_[index] != nullptr) return addresses_[index];
+  if (own_output_bytes_ < bytes) {
+    own_output_.reset();  // the old block goes before the new one comes
+    own_output_bytes_ = 0;
+    own_output_ = allocate(bytes);
+    own_output_bytes_ = bytes;
+  }
+  return own_output_.get();
+}
+
+void Engine::set_result(int32_t index, int64_t count, void* data) {
+  result_count_[index] = count;
+  result_data_[index] = data;
 }
 
 TteStatus Engine::check_index(int32_t index, const char* call, TteError* error) const {
@@ -234,6 +316,7 @@ TteStatus Engine::select_profile(int32_t profile, TteError* error) {
   }
   profile_ = profile;
   std::fill(shape_set_.begin(), shape_set_.end(), 0);
+  std::fill(result_count_.begin(), result_count_.end(), -1);
   counters().select_profiles.fetch_add(1, std::memory_order_relaxed);
   counters().last_profile.store(profile, std::memory_order_relaxed);
   return TTE_OK;
@@ -265,6 +348,7 @@ TteStatus Engine::set_input_shape(int32_t index, const int64_t* dims, int32_t ra
   }
   shapes_[index].assign(dims, dims + rank);
   shape_set_[index] = 1;
+  std::fill(result_count_.begin(), result_count_.end(), -1);
   counters().input_shapes_set.fetch_add(1, std::memory_order_relaxed);
   return TTE_OK;
 }
@@ -381,12 +465,21 @@ TteStatus Engine::set_device_memory(void* memory, int64_t bytes, TteError* error
   }
   scratch_ = memory;
   scratch_size_ = bytes;
+  device_memory_set_ = true;
   counters().device_memory_sets.fetch_add(1, std::memory_order_relaxed);
   return TTE_OK;
 }
 
 TteStatus Engine::prepare_enqueue(TteError* error) {
   if (!plan_.fail_enqueue.empty()) return set_error(error, TTE_ERROR_RUNTIME, plan_.fail_enqueue);
+  // TensorRT's rule for kUSER_MANAGED contexts: memory is set before
+  // enqueueV3, NULL with 0 bytes when the engine needs none.
+  if (user_managed_ && !device_memory_set_) {
+    return set_error(error, TTE_ERROR_INVALID_STATE,
+                     "enqueue: the engine was loaded with user-managed device memory and "
+                     "set_device_memory was never called (call it with NULL and 0 bytes when the "
+                     "engine needs no scratch)");
+  }
   if (scratch_needed() > 0 && (scratch_ == nullptr || scratch_size_ < scratch_needed())) {
     return set_error(error, TTE_ERROR_INVALID_STATE,
                      "enqueue: profile " + std::to_string(profile_) + " needs " + std::to_string(scratch_needed()) +
@@ -414,6 +507,10 @@ TteStatus Engine::prepare_enqueue(TteError* error) {
     } else {
       bound_[i] = addresses_[i];
     }
+    if (data_dependent(index)) {
+      numel_[i] = -1;  // known after the run; its memory comes from output_memory
+      continue;
+    }
     if (numel_[i] > 0 && bound_[i] == nullptr) {
       return set_error(error, TTE_ERROR_INVALID_STATE,
                        "enqueue: no address set for " + describe(spec, index) +
@@ -437,6 +534,7 @@ TteStatus Engine::prepare_enqueue(TteError* error) {
     case Op::kKvUpdate:
       if (!(s = check_same_shape(in[0], in[1], error)) && out.size() > 1) s = check_elementwise(out[1], in[0], error);
       break;
+    case Op::kKeepPositive:
     case Op::kNull:
       break;
   }
@@ -459,6 +557,8 @@ void set_common_functions(TteEngineProvider* provider) {
   provider->destroy = abi_destroy;
   provider->device_memory_size = abi_device_memory_size;
   provider->set_device_memory = abi_set_device_memory;
+  provider->set_output_capacity = abi_set_output_capacity;
+  provider->get_output_result = abi_get_output_result;
 }
 
 TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteError* error,

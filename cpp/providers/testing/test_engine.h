@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -81,6 +82,22 @@ class Engine {
   int64_t scratch_needed() const { return plan_.scratch_bytes.empty() ? 0 : plan_.scratch_bytes[profile_]; }
   // The largest profile's scratch.
   int64_t max_scratch() const;
+
+  // Data-dependent outputs (keep_positive), as TensorRT's IOutputAllocator:
+  // the bytes the backend's buffer holds; before the run, the engine asks for
+  // its upper bound (`request_bytes`, the input's size, at least 1 byte, as
+  // TensorRT's reallocateOutputAsync) and writes at the address set when
+  // that fits, else into memory of its own (`output_memory`: made by
+  // `allocate`, grown, never shrunk); after the run, `set_result` records
+  // the element count and where the elements are (get_output_result).
+  bool data_dependent(int32_t index) const;
+  TteStatus set_output_capacity(int32_t index, int64_t bytes, TteError* error);
+  TteStatus get_output_result(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
+                              void** out_data, TteError* error) const;
+  int64_t request_bytes(int32_t index) const;
+  void* output_memory(int32_t index, int64_t bytes,
+                      const std::function<std::shared_ptr<void>(int64_t)>& allocate);
+  void set_result(int32_t index, int64_t count, void* data);
   // State every handle on one deserialized engine shares (its "weights");
   // freed with the last handle.
   std::shared_ptr<void> shared;
@@ -106,10 +123,17 @@ class Engine {
   std::vector<char> address_set_;
   std::vector<void*> bound_;
   std::vector<int64_t> numel_;
+  // Data-dependent outputs, indexed like plan_.tensors.
+  std::vector<int64_t> output_capacity_;
+  std::vector<int64_t> result_count_;  // -1: no run since the shapes were set
+  std::vector<void*> result_data_;
+  std::shared_ptr<void> own_output_;
+  int64_t own_output_bytes_ = 0;
   bool user_managed_ = false;
   std::shared_ptr<void> own_scratch_;
   void* scratch_ = nullptr;
   int64_t scratch_size_ = 0;
+  bool device_memory_set_ = false;  // set_device_memory called, NULL and 0 included
 };
 
 inline TteEngine* to_handle(Engine* engine) { return reinterpret_cast<TteEngine*>(engine); }
@@ -117,7 +141,7 @@ inline Engine* from_handle(TteEngine* handle) { return reinterpret_cast<Engine*>
 
 // Sets abi_version, struct_size and every function of `provider` but
 // deserialize, enqueue, execute and create_execution_context (the
-// device-memory entries included).
+// device-memory and data-dependent output entries included).
 void set_common_functions(TteEngineProvider* provider);
 
 // The batched call (TteEngineProvider.execute) over the per-tensor ones:

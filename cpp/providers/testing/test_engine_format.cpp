@@ -57,7 +57,7 @@ struct OpName {
 };
 constexpr OpName kOps[] = {
     {Op::kAddOne, "add_one"},     {Op::kAdd, "add"},   {Op::kIdentity, "identity"},
-    {Op::kKvUpdate, "kv_update"}, {Op::kNull, "null"},
+    {Op::kKvUpdate, "kv_update"}, {Op::kNull, "null"},   {Op::kKeepPositive, "keep_positive"},
 };
 
 // The largest tensor a plan may describe, in bytes: keeps every size and
@@ -136,7 +136,9 @@ std::string require_string(const json& obj, const char* key, const std::string& 
   return v.get<std::string>();
 }
 
-std::vector<int64_t> parse_dims(const json& v, const std::string& where) {
+// `data_dependent_allowed`: an output's fixed shape, where -1 marks a dim
+// known only after the run (keep_positive).
+std::vector<int64_t> parse_dims(const json& v, const std::string& where, bool data_dependent_allowed = false) {
   if (!v.is_array()) fail(where, "expected a list of dims, got " + show(v));
   if (v.size() > TTE_MAX_RANK) {
     fail(where, "rank " + std::to_string(v.size()) + " is above the largest the ABI carries (" +
@@ -152,7 +154,7 @@ std::vector<int64_t> parse_dims(const json& v, const std::string& where) {
       fail(at, "expected an integer dim, got " + show(d));
     }
     int64_t value = d.get<int64_t>();
-    if (value < 0) {
+    if (value < 0 && !(data_dependent_allowed && value == -1)) {
       fail(at, "dims are >= 0, got " + std::to_string(value) +
                    " (give dynamic inputs min/opt/max ranges in 'profiles')");
     }
@@ -164,6 +166,7 @@ std::vector<int64_t> parse_dims(const json& v, const std::string& where) {
 void check_size(const std::vector<int64_t>& dims, int32_t element_size, const std::string& where) {
   int64_t bytes = element_size;
   for (int64_t d : dims) {
+    if (d < 0) continue;  // data-dependent: keep_positive's bound is its input's size
     if (d != 0 && bytes > kMaxTensorBytes / d) {
       fail(where, "the tensor would exceed 2^50 bytes");
     }
@@ -275,8 +278,28 @@ void check_roles(const Plan& plan) {
                             in_quotes(spec(in[0]).name));
       }
       break;
+    case Op::kKeepPositive:
+      if (in.size() != 1 || out.size() != 1) wrong_count("1 input and 1 output");
+      arithmetic(in[0]);
+      same_dtype(in[0], out[0]);
+      if (spec(in[0]).rank != 1 || spec(out[0]).shape != std::vector<int64_t>{-1}) {
+        fail(tensor_where(out[0], spec(out[0]).name),
+             "op 'keep_positive' takes a 1-D input and gives a 1-D output of data-dependent size: "
+             "give the output \"shape\": [-1]");
+      }
+      break;
     case Op::kNull:
       break;
+  }
+  if (plan.op != Op::kKeepPositive) {
+    for (int32_t o : out) {
+      const std::vector<int64_t>& shape = spec(o).shape;
+      if (std::find(shape.begin(), shape.end(), -1) != shape.end()) {
+        fail(tensor_where(o, spec(o).name) + ".shape",
+             std::string("-1 (a data-dependent dim) is for op 'keep_positive'; op '") + op +
+                 "' gives known shapes");
+      }
+    }
   }
 
   for (size_t k = 0; k < out.size(); ++k) {
@@ -287,6 +310,9 @@ void check_roles(const Plan& plan) {
       case Op::kAddOne:
       case Op::kAdd:
       case Op::kNull:
+        break;
+      case Op::kKeepPositive:
+        allowed = false;
         break;
       case Op::kIdentity:
         allowed = o.aliased_input == in[k];
@@ -365,7 +391,7 @@ void parse_document(const json& doc, Plan* plan) {
         shape_of_names[i] = require_string(t, "shape_of", where);
         if (shape_of_names[i].empty()) fail(where + ".shape_of", "is empty; name an input");
       } else {
-        spec.shape = parse_dims(t["shape"], where + ".shape");
+        spec.shape = parse_dims(t["shape"], where + ".shape", true);
         check_size(spec.shape, spec.dtype->element_size, where + ".shape");
         spec.rank = static_cast<int32_t>(spec.shape.size());
       }

@@ -47,7 +47,7 @@ const DtypeInfo* find_dtype(std::string_view name);
 // The dtype whose ScalarType is `scalar_type`, or nullptr.
 const DtypeInfo* find_dtype(int32_t scalar_type);
 
-enum class Op { kAddOne, kAdd, kIdentity, kKvUpdate, kNull };
+enum class Op { kAddOne, kAdd, kIdentity, kKvUpdate, kNull, kKeepPositive };
 const char* op_name(Op op);
 
 struct ProfileDims {
@@ -64,7 +64,8 @@ struct TensorSpec {
   // Inputs: one entry per optimization profile.
   std::vector<ProfileDims> profiles;
   // Outputs: the engine index of the input whose current shape this output
-  // takes, or -1 when `shape` holds a fixed shape.
+  // takes, or -1 when `shape` holds a fixed shape (where -1 is a dim known
+  // only after the run: keep_positive's output).
   int32_t shape_of = -1;
   std::vector<int64_t> shape;
   // Outputs: engine index of the input written in place, else -1.

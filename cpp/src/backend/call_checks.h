@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <executorch/runtime/core/evalue.h>
 #include <executorch/runtime/core/span.h>
@@ -34,5 +35,15 @@ Status choose_profile(const EngineIo& io, DelegateArgs args, int32_t* profile);
 // into, the rank ExecuTorch planned) and resizes the tensor.
 Status fit_output_shape(const EngineIo& io, size_t o, const int64_t* dims, int32_t rank,
                         DelegateArgs args);
+
+// Whether the engine reports a dim of `dims` only after it runs
+// (TTE_DATA_DEPENDENT_DIM: TensorRT's -1 for a data-dependent output).
+bool has_data_dependent_dim(const int64_t* dims, int32_t rank);
+
+// A data-dependent output before the run: its tensor takes `bound`, the
+// shape ExecuTorch planned for it (its upper bound), so the engine gets all
+// of its memory; the failure says when the engine's rank differs.
+Status fit_bound_shape(const EngineIo& io, size_t o, int32_t rank,
+                       const std::vector<executorch::aten::SizesType>& bound, DelegateArgs args);
 
 }  // namespace tte

@@ -13,6 +13,7 @@
 #include "blob/tensorrt_plan_header.h"
 #include "common/logging.h"
 #include "common/runtime_stats.h"
+#include "common/sha256.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
 
@@ -108,40 +109,9 @@ Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
 // changes what deserialize makes (the engine-wide ones). Value: the shared
 // engine while a delegate uses it.
 
-uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-uint64_t fmix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
-// 128 bits over the plan, 8 bytes at a time (about as fast as reading it).
-// Not cryptographic: plans are trusted input (they run code on the GPU),
-// and the key also holds the size and the provider.
-std::string plan_digest(const void* data, uint64_t size) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  uint64_t a = 0x9E3779B97F4A7C15ULL ^ size;
-  uint64_t b = 0xC2B2AE3D27D4EB4FULL + size;
-  uint64_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, bytes + i, 8);
-    a = rotl(a ^ (w * 0x87c37b91114253d5ULL), 31) * 0x4cf5ad432745937fULL;
-    b = (rotl(b + w, 27) ^ a) * 0x9E3779B97F4A7C15ULL + 0x52dce729;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, bytes + i, static_cast<size_t>(size - i));
-  a = fmix(a ^ tail);
-  b = fmix(b + tail + a);
-  char text[33];
-  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b));
-  return text;
-}
+// SHA-256 over the plan: two different plans never share a key, also when
+// one was crafted to collide with another under a fast hash.
+std::string plan_digest(const void* data, uint64_t size) { return sha256_hex(data, static_cast<size_t>(size)); }
 
 std::string cache_key(const std::string& provider, const DelegateBlob& blob, int device,
                       const LoadOptions& options) {
@@ -282,10 +252,8 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
     const bool user_managed = user_managed_memory && TTE_PROVIDER_HAS(abi, device_memory_size) &&
                               TTE_PROVIDER_HAS(abi, set_device_memory);
     load_options.user_managed_device_memory = user_managed ? 1 : 0;
-    // A load that refuses host code treats its file as untrusted, and the
-    // cache's key is a fast digest, not a cryptographic one: a crafted plan
-    // could collide with another's. Such loads neither take an engine from
-    // the cache nor leave theirs in it.
+    // A load that refuses host code treats its file as untrusted: it neither
+    // takes an engine from the cache nor leaves its own there.
     const bool shareable = options.share_engines && options.engine_host_code_allowed &&
                            TTE_PROVIDER_HAS(abi, create_execution_context);
     std::string key;

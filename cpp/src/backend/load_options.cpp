@@ -91,7 +91,7 @@ Status read_budget_option(const et::BackendOption& option, LoadOptions* options)
     if (value.empty()) {
       // Upstream's rule: an empty option sets nothing.
       TTE_LOG(WARNING, "load option '%s' is empty and was ignored (the compile spec, else "
-              "TensorRT's automatic budget, applies)", kWeightStreamingBudget);
+              "TensorRT's own default, no streaming, applies)", kWeightStreamingBudget);
       return Status::Ok();
     }
     auto budget = parse_weight_streaming_budget(value.data(), value.size());

@@ -80,9 +80,13 @@ std::string check_provider_abi(const TteEngineProvider* provider) {
   if (provider == nullptr) {
     return "provider is NULL";
   }
-  if (provider->abi_version != TTE_ENGINE_PROVIDER_ABI_VERSION) {
+  // Append-only: a provider of an older version is a shorter struct, which
+  // struct_size already describes.
+  if (provider->abi_version < TTE_ENGINE_PROVIDER_ABI_VERSION_MIN ||
+      provider->abi_version > TTE_ENGINE_PROVIDER_ABI_VERSION) {
     return "provider ABI version " + std::to_string(provider->abi_version) +
-           " is not supported (this backend speaks version " +
+           " is not supported (this backend speaks versions " +
+           std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION_MIN) + " to " +
            std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION) +
            "); rebuild the provider against this engine_provider.h";
   }
@@ -283,11 +287,20 @@ Status ProviderRegistry::load_library(const char* path, TteProviderKind kind) {
                   std::string("'") + path + "' is not an engine provider library: it exports no " +
                       TTE_ENGINE_PROVIDER_ENTRY_SYMBOL + " function");
   }
-  const TteEngineProvider* provider = entry(TTE_ENGINE_PROVIDER_ABI_VERSION);
+  // Newest first: a library built against an older header answers only its
+  // own version.
+  const TteEngineProvider* provider = nullptr;
+  for (uint32_t version = TTE_ENGINE_PROVIDER_ABI_VERSION;
+       provider == nullptr && version >= TTE_ENGINE_PROVIDER_ABI_VERSION_MIN; --version) {
+    provider = entry(version);
+  }
   if (provider == nullptr) {
-    return Status(TTE_ERROR_NOT_SUPPORTED, std::string("engine provider library '") + path +
-                                               "' cannot serve provider ABI version " +
-                                               std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION));
+    return Status(TTE_ERROR_NOT_SUPPORTED,
+                  std::string("engine provider library '") + path +
+                      "' cannot serve provider ABI versions " +
+                      std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION_MIN) + " to " +
+                      std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION) +
+                      ": rebuild it against this engine_provider.h");
   }
   const Status status = add(provider, kind);
   return status.ok() ? status

@@ -77,6 +77,18 @@ void ScratchArenas::give_back(Arena* arena) {
   --arena->busy;
 }
 
+void ScratchArenas::release_stream(int device, const void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = arenas_.begin(); it != arenas_.end();) {
+    if ((*it)->device == device && (*it)->key == stream && (*it)->busy == 0) {
+      free_memory(it->get());
+      it = arenas_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void ScratchArenas::evict_idle_locked(size_t keep) {
   while (arenas_.size() > keep) {
     auto oldest = arenas_.end();
@@ -187,6 +199,9 @@ struct ThreadStreams {
     for (const auto& [device, stream] : streams) {
       DeviceGuard guard(device);
       cudaStreamSynchronize(stream);
+      // The thread is gone: nothing borrows its stream's arenas again, and a
+      // later stream may get the same handle.
+      ScratchArenas::instance().release_stream(device, stream);
       cudaStreamDestroy(stream);
       cudaGetLastError();
     }

@@ -63,6 +63,11 @@ class ScratchArenas {
   Arena* borrow(int device, void* stream);
   void give_back(Arena* arena);
 
+  // Frees the idle arenas of `stream` (a stream about to be destroyed: its
+  // thread exited), instead of keeping them until kMaxArenas exist. A busy
+  // one cannot be: a delegate borrows only on its own thread's stream.
+  void release_stream(int device, const void* stream);
+
   // With arena->mutex held: at least `bytes` of memory, 256-byte aligned.
   // Grows (synchronizing the stream before the old memory is freed).
   Status reserve(Arena* arena, int64_t bytes);
@@ -115,7 +120,8 @@ class ScratchLease {
 // A CUDA stream of this thread on `device` (blocking, as a delegate's own
 // stream), for delegates with shared scratch memory whose caller set no
 // stream: the delegates a thread runs then share one stream, hence one
-// arena, while other threads keep their own. Destroyed at thread exit.
+// arena, while other threads keep their own. Destroyed at thread exit, with
+// the arenas of that stream.
 Status thread_stream(int device, void** stream);
 
 }  // namespace tte

@@ -1,6 +1,8 @@
 #include "backend/tensorrt_delegate.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -11,6 +13,7 @@
 #include "blob/blob_reader.h"
 #include "common/logging.h"
 #include "common/runtime_stats.h"
+#include "common/text.h"
 #include "cuda/caller_stream.h"
 #include "cuda/cuda_device.h"
 
@@ -112,6 +115,10 @@ TensorRTDelegate::~TensorRTDelegate() {
     cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
     stream_ = nullptr;
   }
+  if (per_thread_ready_ != nullptr) {
+    cudaEventDestroy(static_cast<cudaEvent_t>(per_thread_ready_));
+    per_thread_ready_ = nullptr;
+  }
   if (engine_.device >= 0) {
     cudaGetLastError();
   }
@@ -137,6 +144,16 @@ Status TensorRTDelegate::read_scratch_sizes() {
   if (*std::max_element(scratch_sizes_.begin(), scratch_sizes_.end()) > 0) {
     ScratchArenas::instance().add_user();
     uses_arenas_ = true;
+    return Status::Ok();
+  }
+  // Its context was still made without memory of its own, and TensorRT
+  // wants memory set before enqueueV3 even then: "Setting memory to nullptr
+  // is acceptable if the reported size is 0" (NvInferRuntime.h 11.1
+  // :4064-4072, IExecutionContext::setDeviceMemoryV2; 10.3 the same text).
+  TteError error{};
+  const TteStatus s = provider.abi().set_device_memory(engine_.engine, nullptr, 0, &error);
+  if (s != TTE_OK) {
+    return provider.call_failed(s, error, "set_device_memory (NULL, 0 bytes)");
   }
   return Status::Ok();
 }
@@ -181,6 +198,38 @@ Status TensorRTDelegate::own_stream(void** stream) {
   return Status::Ok();
 }
 
+Status TensorRTDelegate::instead_of_per_thread_stream(void** stream) {
+  // cudaStreamPerThread is a default stream too, and TensorRT warns against
+  // those (NvInferRuntime.h 11.1 :4639, IExecutionContext::enqueueV3: "Using
+  // default stream may lead to performance issues due to additional
+  // cudaDeviceSynchronize() calls ... Please use non-default stream
+  // instead"). A blocking stream does not wait for the per-thread stream, so
+  // an event orders the caller's work first; the call ends synchronized.
+  void* replacement = nullptr;
+  Status status = uses_arenas_ ? thread_stream(engine_.device, &replacement) : own_stream(&replacement);
+  if (!status.ok()) {
+    return status;
+  }
+  if (per_thread_ready_ == nullptr) {
+    cudaEvent_t event = nullptr;
+    const cudaError_t created = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+    if (created != cudaSuccess) {
+      return cuda_failure(created, "creating the delegate's CUDA event");
+    }
+    per_thread_ready_ = event;
+  }
+  const auto ready = static_cast<cudaEvent_t>(per_thread_ready_);
+  cudaError_t ordered = cudaEventRecord(ready, cudaStreamPerThread);
+  if (ordered == cudaSuccess) {
+    ordered = cudaStreamWaitEvent(static_cast<cudaStream_t>(replacement), ready, 0);
+  }
+  if (ordered != cudaSuccess) {
+    return cuda_failure(ordered, "ordering the delegate's stream after cudaStreamPerThread");
+  }
+  *stream = replacement;
+  return Status::Ok();
+}
+
 Status TensorRTDelegate::execute(DelegateArgs args) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (engine_.device < 0) {
@@ -198,6 +247,13 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   if (!status.ok()) {
     return status;
   }
+  if (output_bounds_.empty()) {
+    for (size_t o = 0; o < io_.outputs.size(); ++o) {
+      const auto sizes = args[io_.inputs.size() + o]->toTensor().sizes();
+      output_bounds_.emplace_back(sizes.begin(), sizes.end());
+    }
+    data_dependent_.assign(io_.outputs.size(), 0);
+  }
   const bool host_engine = engine_.provider->host_memory();
   void* stream = nullptr;
   // The legacy default stream is never given to an engine: TensorRT then
@@ -211,6 +267,8 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
     // With shared scratch, this thread's stream: the delegates of a method
     // then share one stream, so one arena.
     status = uses_arenas_ ? thread_stream(engine_.device, &stream) : own_stream(&stream);
+  } else if (!host_engine && stream == static_cast<void*>(cudaStreamPerThread)) {
+    status = instead_of_per_thread_stream(&stream);
   }
   // Given back when the call returns, after the stream is synchronized.
   ScratchLease lease;
@@ -231,6 +289,9 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   status = binder_->bind(io_, args, cuda_stream, &bindings);
   if (status.ok()) {
     status = enqueue(bindings, stream, lease.get());
+  }
+  if (status.ok() && any_data_dependent_) {
+    status = collect_data_dependent(args, bindings, stream);
   }
   if (status.ok()) {
     status = binder_->write_back(io_, bindings, cuda_stream);
@@ -293,6 +354,89 @@ Status TensorRTDelegate::resize_outputs(DelegateArgs args) {
       return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave output '" +
                                             output.name + "' rank " + std::to_string(rank));
     }
+    Status status = fit_output(o, dims, rank, args);
+    if (!status.ok()) {
+      return status;
+    }
+  }
+  return Status::Ok();
+}
+
+Status TensorRTDelegate::fit_output(size_t o, const int64_t* dims, int32_t rank, DelegateArgs args) {
+  if (o == 0) {
+    any_data_dependent_ = false;
+  }
+  if (!has_data_dependent_dim(dims, rank)) {
+    data_dependent_[o] = 0;
+    return fit_output_shape(io_, o, dims, rank, args);
+  }
+  const EngineProvider& provider = *engine_.provider;
+  if (provider.abi().set_output_capacity == nullptr || provider.abi().get_output_result == nullptr) {
+    return Status(TTE_ERROR_NOT_SUPPORTED,
+                  "engine provider '" + provider.name() + "' reports a data-dependent shape " +
+                      format_dims(dims, rank) + " for output '" + io_.outputs[o].name +
+                      "' but has no set_output_capacity/get_output_result (provider ABI 2): "
+                      "update the provider");
+  }
+  data_dependent_[o] = 1;
+  any_data_dependent_ = true;
+  return fit_bound_shape(io_, o, rank, output_bounds_[o], args);
+}
+
+Status TensorRTDelegate::collect_data_dependent(DelegateArgs args, std::vector<Binding>& bindings,
+                                                void* stream) {
+  const EngineProvider& provider = *engine_.provider;
+  const TteEngineProvider& abi = provider.abi();
+  for (size_t o = 0; o < io_.outputs.size(); ++o) {
+    if (!data_dependent_[o]) {
+      continue;
+    }
+    const EngineTensor& output = io_.outputs[o];
+    Binding& binding = bindings[io_.inputs.size() + o];
+    int64_t dims[TTE_MAX_RANK];
+    int32_t rank = 0;
+    void* data = nullptr;
+    TteError error{};
+    const TteStatus s =
+        abi.get_output_result(engine_.engine, output.index, dims, TTE_MAX_RANK, &rank, &data, &error);
+    if (s != TTE_OK) {
+      return provider.call_failed(s, error, "get_output_result of '" + output.name + "'");
+    }
+    if (rank < 0 || rank > TTE_MAX_RANK || has_data_dependent_dim(dims, rank)) {
+      return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave output '" +
+                                            output.name + "' the result shape " +
+                                            format_dims(dims, std::max(rank, 0)) + " after the run");
+    }
+    const executorch::aten::Tensor& tensor = args[io_.inputs.size() + o]->toTensor();
+    const size_t element_size = tensor.element_size();
+    size_t bytes = element_size;
+    for (int32_t d = 0; d < rank; ++d) {
+      bytes = dims[d] < 0 ? SIZE_MAX : bytes * static_cast<size_t>(dims[d]);
+    }
+    // ExecuTorch cannot grow a tensor past the bound it planned: failing is
+    // the only answer that is not a truncated result.
+    if (bytes > binding.nbytes) {
+      return Status(TTE_ERROR_RUNTIME,
+                    "output '" + output.name + "': the engine produced shape " + format_dims(dims, rank) +
+                        " (" + std::to_string(bytes) + " bytes), more than the " +
+                        std::to_string(binding.nbytes) + " bytes ExecuTorch planned for it (upper bound " +
+                        format_dims(output_bounds_[o].data(), output_bounds_[o].size()) +
+                        "): export the output with a larger upper bound; no result was returned");
+    }
+    if (data != binding.address && bytes > 0) {
+      // The engine asked for more than the bound and got the provider's own
+      // memory; the result itself fits, so it moves into the bound memory.
+      if (engine_.provider->host_memory()) {
+        std::memmove(binding.address, data, bytes);
+      } else {
+        const cudaError_t copied = cudaMemcpyAsync(binding.address, data, bytes, cudaMemcpyDefault,
+                                                   static_cast<cudaStream_t>(stream));
+        if (copied != cudaSuccess) {
+          return cuda_failure(copied, "copying output '" + output.name + "' out of the provider's memory");
+        }
+      }
+    }
+    binding.nbytes = bytes;
     Status status = fit_output_shape(io_, o, dims, rank, args);
     if (!status.ok()) {
       return status;
@@ -362,7 +506,7 @@ Status TensorRTDelegate::set_shapes_batched(DelegateArgs args, void* stream) {
     shapes_set_ = true;
   }
   for (size_t o = 0; o < io_.outputs.size(); ++o) {
-    status = fit_output_shape(io_, o, &b.output_dims[o * TTE_MAX_RANK], b.output_ranks[o], args);
+    status = fit_output(o, &b.output_dims[o * TTE_MAX_RANK], b.output_ranks[o], args);
     if (!status.ok()) {
       return status;
     }
@@ -375,6 +519,17 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
   const EngineProvider& provider = *engine_.provider;
   const TteEngineProvider& abi = provider.abi();
   TteEngine* engine = engine_.engine;
+  TteError error{};
+  for (size_t o = 0; any_data_dependent_ && o < io_.outputs.size(); ++o) {
+    if (!data_dependent_[o]) {
+      continue;
+    }
+    const EngineTensor& spec = io_.outputs[o];
+    const int64_t bytes = static_cast<int64_t>(bindings[io_.inputs.size() + o].nbytes);
+    if (TteStatus s = abi.set_output_capacity(engine, spec.index, bytes, &error); s != TTE_OK) {
+      return provider.call_failed(s, error, "set_output_capacity of '" + spec.name + "'");
+    }
+  }
   // Runs the engine with every argument at `addresses`: the bindings', or a
   // CUDA graph's own buffers. Batched providers get every address in the one
   // call that enqueues; neither kind is entered on a graph replay.
@@ -416,7 +571,12 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
       RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
       status = enqueue_at(addresses);
     }
-  } else if (graphs_ == nullptr) {
+  } else if (graphs_ == nullptr || any_data_dependent_) {
+    // Never captured with a data-dependent output: the engine picks its
+    // memory and reads the shape back on the host during the run (TensorRT
+    // calls IOutputAllocator::reallocateOutputAsync and notifyShape from
+    // enqueueV3), which a replay would skip, and the result's size changes
+    // with the data while a graph fixes every size.
     RuntimeStats::instance().enqueues.fetch_add(1, std::memory_order_relaxed);
     status = enqueue_at(addresses);
   } else {

@@ -50,7 +50,17 @@ class TensorRTDelegate {
   bool batched() const { return engine_.provider->abi().execute != nullptr; }
   Status set_shapes_batched(DelegateArgs args, void* stream);
   Status enqueue(const std::vector<Binding>& bindings, void* stream, ScratchArenas::Arena* arena);
+  // Output `o` takes the shape the engine reported before the run: known
+  // dims are fitted; a data-dependent output gets its planned upper bound.
+  Status fit_output(size_t o, const int64_t* dims, int32_t rank, DelegateArgs args);
+  // Data-dependent outputs after the run: the engine's shape and elements,
+  // copied into the bound memory when the provider had to use its own, and
+  // the tensor resized; a result past the planned bound fails the call.
+  Status collect_data_dependent(DelegateArgs args, std::vector<Binding>& bindings, void* stream);
   Status own_stream(void** stream);
+  // The stream to run on for a caller that gave cudaStreamPerThread: this
+  // thread's or the delegate's own, ordered after the caller's work.
+  Status instead_of_per_thread_stream(void** stream);
   // Shared scratch (engine loaded with user-managed memory): each profile's
   // size, read at load; before an enqueue, with the arena locked, the arena
   // grown to the profile's size and given to the engine if it changed.
@@ -71,6 +81,7 @@ class TensorRTDelegate {
   // This call's engine addresses (TensorBinder::bind), kept likewise.
   std::vector<Binding> bindings_;
   void* stream_ = nullptr;             // the delegate's own stream, created on first use
+  void* per_thread_ready_ = nullptr;   // cudaEvent_t: the caller's per-thread stream work, recorded
   std::unique_ptr<CudaGraphCache> graphs_;
   // The batched entry's arrays, filled once at the first call, and whether
   // the engine holds this call's shapes (false after any failed call).
@@ -81,6 +92,12 @@ class TensorRTDelegate {
     std::vector<int64_t> next_shapes;
   } batch_;
   bool shapes_set_ = false;
+  // Per output: the shape ExecuTorch planned (read at the first call, when
+  // the tensor still has it: a DYNAMIC_BOUND tensor's upper bound), and
+  // whether the engine reports its shape only after this call's run.
+  std::vector<std::vector<executorch::aten::SizesType>> output_bounds_;
+  std::vector<char> data_dependent_;
+  bool any_data_dependent_ = false;
   bool uses_arenas_ = false;
   std::vector<int64_t> scratch_sizes_;  // [profile]
   uint64_t scratch_generation_ = 0;     // of the arena memory the engine has; 0: none

@@ -14,15 +14,18 @@ def _parse_dims(text: str):
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        if ":" in part:
-            dims.append(part)
+        if ":" in part or part.startswith("<="):
+            dims.append(part)  # "INPUT:DIM", or "<=N" (data-dependent, at most N): TensorSpec checks it
         elif "-" in part:
             values = part.split("-")
             if len(values) != 3:
                 raise UsageError(f"bad dim '{part}': a range is MIN-OPT-MAX")
             dims.append(tuple(int(v) for v in values))
         else:
-            dims.append(int(part))
+            try:
+                dims.append(int(part))
+            except ValueError:
+                raise UsageError(f"bad dim '{part}': expected N, MIN-OPT-MAX, INPUT:DIM or <=N") from None
     return dims
 
 
@@ -94,7 +97,7 @@ def add_parser(sub) -> None:
     pack.add_argument("--spec", help="JSON: {\"methods\": {name: [{engine, inputs, outputs, ...}]}, \"placement\"}")
     pack.add_argument("--engine", help="a serialized engine (plan) file")
     pack.add_argument("--input", action="append", help="NAME:DTYPE:DIMS, dims comma-separated, each N or MIN-OPT-MAX")
-    pack.add_argument("--output", action="append", help="NAME:DTYPE:DIMS, dims each N or INPUT:DIM")
+    pack.add_argument("--output", action="append", help="NAME:DTYPE:DIMS, dims each N, INPUT:DIM or <=N (data-dependent, at most N)")
     pack.add_argument("--alias", action="append", help="OUTPUT:INPUT[:KIND], an output written into an input in place")
     pack.add_argument("--method", default="forward")
     pack.add_argument("--placement", default="host", choices=("host", "device_planned", "device_resident"))

@@ -30,7 +30,7 @@ from executorch.exir.passes.propagate_device_config import PropagateDeviceConfig
 
 from .. import _dtypes
 from .plan import MethodPlan
-from .specs import EngineSpec, PackError, TensorSpec, parse_reference
+from .specs import EngineSpec, PackError, TensorSpec, parse_reference, upper_bound
 
 OP_NAMESPACE = "tte_pack"
 OP_SCHEMA_NAME = f"{OP_NAMESPACE}::engine"
@@ -45,11 +45,17 @@ _lock = threading.Lock()
 _keys = itertools.count()
 
 
-def _output_shape(spec: EngineSpec, output: TensorSpec, inputs: Sequence[torch.Tensor]) -> list:
+def _output_shape(
+    spec: EngineSpec, output: TensorSpec, inputs: Sequence[torch.Tensor], data_dependent=None
+) -> list:
+    """The output's shape; `data_dependent(bound)` gives a "<=N" dim (eager: N)."""
     positions = {s.name: i for i, s in enumerate(spec.inputs)}
     shape = []
     for dim in output.shape:
-        if isinstance(dim, str):
+        bound = upper_bound(dim)
+        if bound is not None:
+            shape.append(data_dependent(bound) if data_dependent is not None else bound)
+        elif isinstance(dim, str):
             name, index = parse_reference(dim)
             shape.append(inputs[positions[name]].shape[index])
         else:
@@ -75,7 +81,15 @@ def engine_op(inputs: list[torch.Tensor], key: str) -> list[torch.Tensor]:
 @engine_op.register_fake
 def _engine_op_fake(inputs, key):
     spec = _spec_for(key)
-    return [inputs[0].new_empty(_output_shape(spec, o, inputs), dtype=_dtypes.torch_dtype(o.dtype)) for o in spec.outputs]
+    # A data-dependent dim is an unbacked size in [0, N]: exir plans its
+    # buffer for N and marks the tensor DYNAMIC_BOUND.
+    def data_dependent(bound):
+        return torch.library.get_ctx().new_dynamic_size(min=0, max=bound)
+
+    return [
+        inputs[0].new_empty(_output_shape(spec, o, inputs, data_dependent), dtype=_dtypes.torch_dtype(o.dtype))
+        for o in spec.outputs
+    ]
 
 
 def _is_engine_node(node: torch.fx.Node) -> bool:

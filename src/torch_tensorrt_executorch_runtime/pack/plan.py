@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .specs import DimSpec, EngineSpec, PackError, TensorSpec, is_int, parse_reference
+from .specs import DimSpec, EngineSpec, PackError, TensorSpec, is_int, parse_reference, upper_bound
 
 PLACEMENTS = ("host", "device_planned", "device_resident")
 ALIAS_MODES = ("buffer", "input")
@@ -44,7 +44,9 @@ def _bounds(dim: DimSpec) -> tuple[int, int]:
 def _output_bounds(engine: EngineSpec, spec: TensorSpec) -> list[tuple[int, int]]:
     bounds = []
     for dim in spec.shape:
-        if isinstance(dim, str):
+        if upper_bound(dim) is not None:
+            bounds.append((0, upper_bound(dim)))
+        elif isinstance(dim, str):
             name, index = parse_reference(dim)
             bounds.append(_bounds(engine.input_spec(name).shape[index]))
         else:

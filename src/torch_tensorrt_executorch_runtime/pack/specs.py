@@ -15,7 +15,9 @@ WEIGHT_STREAMING_BUDGET_KEY = "weight_streaming_budget"
 TARGET_DEVICE_KEY = "target_device"
 _WEIGHT_STREAMING_BUDGET_LIMIT = 2**63
 
-DimSpec = Union[int, tuple, str]  # an int, (min, opt, max) or "input_name:dim"
+# An int, (min, opt, max), "input_name:dim", or (outputs only) "<=N": a dim
+# the engine knows only after it runs (data-dependent), at most N.
+DimSpec = Union[int, tuple, str]
 
 
 class PackError(ValueError):
@@ -32,13 +34,18 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 _REFERENCE = re.compile(r"^(?P<name>.+):(?P<dim>\d+)$", re.DOTALL)
+# "<=N": no input is named "<=N" by accident of this spelling, since a
+# reference always ends in ":<dim>".
+_UPPER_BOUND = re.compile(r"^<=(?P<bound>\d+)$")
 
 @dataclass(frozen=True)
 class TensorSpec:
     """One engine I/O tensor.
 
-    shape: input dims are ints or (min, opt, max) ranges; output dims are ints
-    or "input_name:dim". A range with min == max is a static dim.
+    shape: input dims are ints or (min, opt, max) ranges; output dims are ints,
+    "input_name:dim", or "<=N" for a data-dependent dim (known only after the
+    engine ran, e.g. nonzero's count) of at most N, which ExecuTorch plans as
+    a dynamic dim with upper bound N. A range with min == max is a static dim.
     """
 
     name: str
@@ -64,9 +71,13 @@ class TensorSpec:
                 raise PackError(f"{where}: size must be >= 0, got {dim}")
             return dim
         if isinstance(dim, str):
+            if dim.startswith("<="):
+                if _UPPER_BOUND.match(dim) is None:
+                    raise PackError(f"{where}: a data-dependent dim is '<=N' with N an int >= 0, got '{dim}'")
+                return dim
             match = _REFERENCE.match(dim)
             if match is None:
-                raise PackError(f"{where}: expected 'input_name:dim', got '{dim}'")
+                raise PackError(f"{where}: expected 'input_name:dim' or '<=N', got '{dim}'")
             return dim
         if isinstance(dim, (tuple, list)):
             if len(dim) != 3 or not all(is_int(v) for v in dim):
@@ -82,7 +93,7 @@ class TensorSpec:
                     "(torch.export specializes sizes 0 and 1); make it static"
                 )
             return (low, opt, high)
-        raise PackError(f"{where}: a dim is an int, (min, opt, max) or 'input_name:dim', got {dim!r}")
+        raise PackError(f"{where}: a dim is an int, (min, opt, max), 'input_name:dim' or '<=N', got {dim!r}")
 
     @property
     def rank(self) -> int:
@@ -91,6 +102,16 @@ class TensorSpec:
     @property
     def is_dynamic(self) -> bool:
         return any(not is_int(dim) for dim in self.shape)
+
+    @property
+    def is_data_dependent(self) -> bool:
+        return any(upper_bound(dim) is not None for dim in self.shape)
+
+
+def upper_bound(dim: DimSpec) -> int | None:
+    """N of a data-dependent dim "<=N", else None."""
+    match = _UPPER_BOUND.match(dim) if isinstance(dim, str) else None
+    return int(match.group("bound")) if match is not None else None
 
 def parse_reference(dim: str) -> tuple[str, int]:
     match = _REFERENCE.match(dim)
@@ -152,7 +173,7 @@ class EngineSpec:
                         f"output '{spec.name}' dim {i}: outputs take an int or 'input_name:dim', "
                         f"not a range {dim!r}"
                     )
-                if isinstance(dim, str):
+                if isinstance(dim, str) and upper_bound(dim) is None:
                     name, index = parse_reference(dim)
                     if name not in inputs:
                         raise PackError(
@@ -201,6 +222,10 @@ class EngineSpec:
                 raise PackError(f"output '{output}' is aliased more than once")
             if input_name in aliased_inputs:
                 raise PackError(f"input '{input_name}' is aliased by both '{aliased_inputs[input_name]}' and '{output}'")
+            if outputs[output].is_data_dependent:
+                raise PackError(
+                    f"aliased output '{output}' has a data-dependent dim; an output written in place has its input's shape"
+                )
             self._check_alias_shape(outputs[output], inputs[input_name], inputs)
             aliased_outputs.add(output)
             aliased_inputs[input_name] = output

@@ -56,9 +56,15 @@ class EngineAdapter:
                 )
         self.scalar_types = [_dtypes.scalar_type(t.dtype) for t in tensors]
         self.num_profiles = int(getattr(engine, "num_profiles", 1))
-        # What the engine was last given: its profile, and addresses by index.
+        # What the engine was last given: its profile, and, per profile,
+        # addresses by index. Addresses belong to an execution context, and
+        # an engine may keep one context per profile (tensorrt-python does:
+        # TensorRT's setTensorAddress is an IExecutionContext call), so an
+        # address given under one profile is not known to another's.
         self._profile: int | None = None
-        self._addresses: dict[int, int] = {}
+        self._addresses: dict[int | None, dict[int, int]] = {}
+        # The last full set the backend sent (it sends None when unchanged).
+        self._sent: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
     def tensor(self, index: int) -> IoTensor:
         if not 0 <= index < len(self.tensors):
@@ -106,10 +112,13 @@ class EngineAdapter:
 
     def enqueue_at(self, tensor_indices: tuple[int, ...] | None, addresses: tuple[int, ...] | None,
                    stream: int | None) -> None:
-        """Pass on the addresses that changed (None: none did), then enqueue on `stream`."""
+        """Pass on the addresses the selected profile's context lacks (None: the same as the
+        previous call's, which that context may still lack after a profile switch), then enqueue."""
         if addresses is not None:
-            known = self._addresses
-            for index, address in zip(tensor_indices, addresses):
+            self._sent = (tuple(tensor_indices), tuple(addresses))
+        if self._sent is not None:
+            known = self._addresses.setdefault(self._profile, {})
+            for index, address in zip(*self._sent):
                 if known.get(index) != address:
                     known.pop(index, None)  # unknown until the engine took it
                     self.engine.set_tensor_address(self.tensor(index).name, address)

@@ -33,6 +33,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 
@@ -152,13 +153,16 @@ class TensorRTProvider:
 
     # TensorRT's logger: forward to ours, and remember errors so that a
     # failed call can say why. An error collected for a call is logged at
-    # info (its exception carries it), any other at error.
+    # info (its exception carries it), any other at error; an internal error
+    # ("Execution is unrecoverable", NvInferRuntime.h 11.1 :1592) always at error.
     def _log(self, module: str, severity: str, message: str) -> None:
+        severity = severity.rsplit(".", 1)[-1]  # "Severity.ERROR" where an enum has no .name
         if severity in ("INTERNAL_ERROR", "ERROR"):
             errors = getattr(self._errors, "messages", None)
             if errors is not None:
                 errors.append(message)
-            (logger.info if errors is not None else logger.error)("%s: %s", module, message)
+            collected = errors is not None and severity == "ERROR"
+            (logger.info if collected else logger.error)("%s: %s", module, message)
         elif severity == "WARNING":
             logger.warning("%s: %s", module, message)
         elif severity == "INFO":
@@ -392,9 +396,10 @@ class TensorRTEngine:
             )
 
     def _apply_weight_streaming(self, budget: int | None) -> bool:
-        """The native provider's rules: an explicit budget clamped to the streamable size, else TensorRT's
-        automatic budget, else 0; read back, since the binding drops the setter's result. Returns whether
-        weights stream (enqueue then synchronizes and cannot be captured, NvInferRuntime.h:4642)."""
+        """The native provider's rules: an explicit budget clamped to the streamable size, else TensorRT's own
+        default left in place (streaming disabled, NvInferRuntime.h:3648); read back, since the binding drops
+        the setter's result. Returns whether weights stream (enqueue then synchronizes and cannot be captured,
+        NvInferRuntime.h:4642)."""
         engine = self._engine
         streamable = int(getattr(engine, "streamable_weights_size", 0) or 0)
         if streamable <= 0:
@@ -407,27 +412,20 @@ class TensorRTEngine:
             return False
         if budget is not None and budget < 0:
             raise InvalidArgumentError(f"weight_streaming_budget must be a byte count >= 0, got {budget}")
-        wanted = min(int(budget), streamable) if budget is not None else int(engine.get_weight_streaming_automatic_budget())
-        engine.weight_streaming_budget_v2 = wanted
-        applied = int(engine.weight_streaming_budget_v2)
-        if applied != wanted:
-            if budget is not None:
+        if budget is not None:
+            wanted = min(int(budget), streamable)
+            engine.weight_streaming_budget_v2 = wanted
+            if int(engine.weight_streaming_budget_v2) != wanted:
                 raise ExecutionError(
                     f"TensorRT refused a weight streaming budget of {wanted} bytes (streamable weights: "
                     f"{streamable} bytes)"
                 )
-            logger.warning(
-                "TensorRT refused its automatic weight streaming budget of %d bytes; streaming all weights", wanted
-            )
-            engine.weight_streaming_budget_v2 = 0
-            applied = int(engine.weight_streaming_budget_v2)
-            if applied != 0:
-                raise ExecutionError(f"TensorRT refused weight streaming budgets of {wanted} (automatic) and 0 bytes")
+        applied = int(engine.weight_streaming_budget_v2)
         logger.info(
             "weight streaming: budget %d of %d streamable bytes (%s)",
             applied,
             streamable,
-            "requested" if budget is not None else "automatic",
+            "requested" if budget is not None else "TensorRT's default",
         )
         return applied < streamable
 
@@ -618,14 +616,24 @@ class TensorRTEngine:
         self._runtime_cache = None
         if cache is None or not path:
             return
+        temporary = None
         try:
             data = cache.serialize()
-            temporary = f"{path}.{os.getpid()}.tmp"
-            with open(temporary, "wb") as file:
+            # Unique per engine and process (engines of one process may close
+            # at once with the same path), in the cache's folder so the
+            # replace stays on one filesystem.
+            folder, name = os.path.split(os.path.abspath(path))
+            descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+            with os.fdopen(descriptor, "wb") as file:
                 file.write(memoryview(data))
             os.replace(temporary, path)  # atomic: a reader never sees half a cache
+            temporary = None
         except OSError as exc:
             logger.warning("could not write the runtime cache %s: %s", path, exc)
+        finally:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
 
 
 def register(modules: Sequence[str] | None = None) -> str:
