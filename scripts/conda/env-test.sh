@@ -34,7 +34,7 @@ ctest --test-dir "$build" --output-on-failure --parallel "${CPU_COUNT:-$(nproc)}
 log "readelf: the installed binaries find their libraries in the environment"
 binding="$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch_tensorrt_executorch_runtime/_native/_compiled.abi3.so"
 python scripts/conda/elf-check.py --root "$prefix" --machine "$machine" --forbid libpython "$plugin" \
-  "$prefix/lib/libtte_provider_tensorrt.so" "$prefix/bin/tte-run" "$binding"
+  "$prefix/lib/libtte_provider_tensorrt11.so" "$prefix/bin/tte-run" "$binding"
 
 clean=(env -i HOME="$HOME" PATH="$prefix/bin:/usr/bin:/bin")
 log "with a clean environment"
@@ -45,7 +45,7 @@ plugin.tte_num_engine_providers.restype = ctypes.c_size_t
 plugin.tte_engine_provider_name.restype = ctypes.c_char_p
 plugin.tte_engine_provider_name.argtypes = [ctypes.c_size_t]
 names = [plugin.tte_engine_provider_name(i).decode() for i in range(plugin.tte_num_engine_providers())]
-assert "tensorrt-native" in names, f"the native TensorRT provider is not registered: {names}"
+assert "tensorrt-native-11" in names, f"the native TensorRT provider is not registered: {names}"
 print(f"plugin loaded with RTLD_NOW; providers: {', '.join(names)}")
 EOF
 "${clean[@]}" "$prefix/bin/tte-run" --provider "$build/cpp/libtte_test_provider_host.so" \

@@ -293,7 +293,7 @@ def check_installed(platform: str, cuda: str) -> None:
     subprocess.run([sys.executable, str(ROOT / "scripts" / "conda" / "elf-check.py"), "--root", str(prefix),
                     "--machine", ELF_MACHINE[platform], "--forbid", "libpython",
                     str(prefix / "lib" / "libexecutorch_backend_tensorrt.so"),
-                    str(prefix / "lib" / "libtte_provider_tensorrt.so"), str(prefix / "bin" / "tte-run"),
+                    str(prefix / "lib" / "libtte_provider_tensorrt11.so"), str(prefix / "bin" / "tte-run"),
                     str(binding)], check=True)
     clean = {"PATH": f"{prefix / 'bin'}:/usr/bin:/bin"}
     # aarch64: a shell started with the qemu-user preload runs the entry point

@@ -161,7 +161,7 @@ def test_plugin_run_dependencies(rendered, versions):
             constraints = o["requirements"].get("run_constraints", [])
             assert constraints == (["arm-variant * sbsa"] if platform == "linux-aarch64" else [])
             assert "*/libcuda.so*" in o["dynamic_linking"]["missing_dso_allowlist"]
-            assert o["files"] == ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt.so", "bin/tte-run"]
+            assert o["files"] == ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt11.so", "bin/tte-run"]
 
 
 def test_only_devel_outputs_carry_run_exports(rendered):
