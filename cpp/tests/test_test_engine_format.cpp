@@ -73,6 +73,32 @@ TEST(TestEngineFormat, ParsesAddOne) {
   EXPECT_EQ(plan.spin_us, 0);
 }
 
+// Padding: any JSON whitespace after the object, of any length; braces and
+// brackets inside strings do not end the object early.
+TEST(TestEngineFormat, WhitespaceAfterTheObjectIsPadding) {
+  EXPECT_EQ(parse_ok(std::string(kAddOne) + std::string(100003, ' ')).op, Op::kAddOne);
+  EXPECT_EQ(parse_ok(std::string(kAddOne) + " \n\t\r  " + std::string(77, ' ') + "\n").op,
+            Op::kAddOne);
+  const Plan braces = parse_ok(R"({"op":"add_one","tensors":[
+    {"name":"x}]\"{","is_input":true,"dtype":"float32","profiles":[{"min":[4],"opt":[4],"max":[4]}]},
+    {"name":"y","is_input":false,"dtype":"float32","shape_of":"x}]\"{"}]})" +
+                               std::string(64, ' '));
+  EXPECT_EQ(braces.tensors[0].name, "x}]\"{");
+}
+
+TEST(TestEngineFormat, AnythingButWhitespaceAfterTheObjectIsNamedByItsOffset) {
+  // 16 bytes of magic, then the object, 1000 spaces, and one stray byte.
+  const std::string json = std::string(kAddOne) + std::string(1000, ' ') + "x" + std::string(9, ' ');
+  const std::string error = parse_error(json);
+  EXPECT_NE(error.find("characters after the document, at byte " +
+                       std::to_string(16 + std::string(kAddOne).size() + 1000)),
+            std::string::npos)
+      << error;
+  EXPECT_NE(parse_error(std::string(kAddOne) + std::string(1000, ' ') + "\v").find("after the document"),
+            std::string::npos);
+  EXPECT_NE(parse_error(std::string(kAddOne) + "}").find("after the document"), std::string::npos);
+}
+
 TEST(TestEngineFormat, DtypesMapToExecuTorchScalarTypes) {
   // Values of executorch/runtime/core/portable_type/scalar_type.h.
   const std::pair<const char*, int32_t> expected[] = {

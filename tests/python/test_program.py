@@ -271,3 +271,98 @@ def test_concurrent_runs_of_one_program_overlap(tte, host_provider, tmp_path):
     stats = tte.runtime_stats()
     assert stats["shared_engine_reuses"] >= 1, "extra instances share the engine"
     program.close()
+
+
+def _wait_until_settled(*paths) -> None:
+    """Until every file last changed more than 2 s ago: only then is a file keyed by its identity."""
+    import time
+
+    changed = max(p.stat().st_ctime for p in paths)
+    while time.time() <= changed + 2.05:
+        time.sleep(0.05)
+
+
+def test_loads_of_one_file_share_the_engine_without_hashing_it(tte, host_provider, programs, tmp_path):
+    """A plan read from a file is keyed by the file's identity and offset, not by a digest of its bytes."""
+    import shutil
+
+    path = tmp_path / "add_one.pte"
+    shutil.copyfile(programs["add_one"], path)
+    other = tmp_path / "copy.pte"
+    shutil.copyfile(path, other)
+    _wait_until_settled(path, other)
+    x = np.full((2, 3), 1.0, np.float32)
+    tte.reset_runtime_stats()
+    first = tte.load(path, options={"provider": host_provider})
+    second = tte.load(path, options={"provider": host_provider})
+    for program in (first, second):
+        (y,) = program.run([x])
+        assert (np.asarray(y) == 2.0).all()
+    stats = tte.runtime_stats()
+    assert stats["shared_engine_reuses"] == 1, stats
+    assert stats["plan_digests"] == 0 and stats["plan_digest_bytes"] == 0, stats
+
+    # The same bytes in another file are another file: a new engine (still no hashing).
+    third = tte.load(other, options={"provider": host_provider})
+    third.run([x])
+    stats = tte.runtime_stats()
+    assert stats["shared_engine_reuses"] == 1 and stats["plan_digests"] == 0, stats
+
+    # A program opened from bytes is keyed by a SHA-256 of its plan.
+    from_bytes = tte.load(path.read_bytes(), options={"provider": host_provider})
+    from_bytes.run([x])
+    again = tte.load(path.read_bytes(), options={"provider": host_provider})
+    again.run([x])
+    stats = tte.runtime_stats()
+    (delegate,) = from_bytes.delegates
+    assert stats["plan_digests"] == 2, stats
+    assert stats["plan_digest_bytes"] == 2 * delegate.engine_size, stats
+    assert stats["shared_engine_reuses"] == 2, "the second buffer load shares the first's engine"
+    for program in (first, second, third, from_bytes, again):
+        program.close()
+
+
+def test_a_file_rewritten_in_place_is_a_new_plan(tte, host_provider, tmp_path):
+    """Same path, inode, size and modification time, other contents: never the old engine."""
+    import os
+
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    def add_one(rows, cols):
+        spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [rows, cols])],
+                                [TensorSpec("y", "float32", ["x:0", "x:1"])])
+        out = tmp_path / f"add_one_{rows}x{cols}.pte"
+        pack_program(out, [spec])
+        return out.read_bytes()
+
+    old, new = add_one(2, 3), add_one(3, 2)
+    assert len(old) == len(new) and old != new
+    path = tmp_path / "p.pte"
+    path.write_bytes(old)
+    _wait_until_settled(path)
+    first = tte.load(path, options={"provider": host_provider})
+    (y,) = first.run([np.ones((2, 3), np.float32)])
+    stat = path.stat()
+    with open(path, "r+b") as f:
+        f.write(new)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_mtime_ns == stat.st_mtime_ns and path.stat().st_ino == stat.st_ino
+    tte.reset_runtime_stats()
+    # Just rewritten: not settled, so named by a digest of its plan.
+    second = tte.load(path, options={"provider": host_provider})
+    (y,) = second.run([np.ones((3, 2), np.float32)])
+    assert np.asarray(y).shape == (3, 2) and (np.asarray(y) == 2.0).all()
+    stats = tte.runtime_stats()
+    assert stats["plan_digests"] == 1 and stats["shared_engine_reuses"] == 0, stats
+    # Settled: named by its identity, whose change time differs from the first load's.
+    _wait_until_settled(path)
+    tte.reset_runtime_stats()
+    third = tte.load(path, options={"provider": host_provider})
+    (y,) = third.run([np.ones((3, 2), np.float32)])
+    assert np.asarray(y).shape == (3, 2) and (np.asarray(y) == 2.0).all()
+    stats = tte.runtime_stats()
+    assert stats["plan_digests"] == 0 and stats["shared_engine_reuses"] == 0, stats
+    third.close()
+    first.close()
+    second.close()

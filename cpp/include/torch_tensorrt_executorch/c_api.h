@@ -386,6 +386,12 @@ typedef struct TteRuntimeStats {
   uint64_t graph_io_copies;
   uint64_t graph_io_bytes;
   uint64_t graph_uncapturable;
+  /* Appended. The engine cache (share_engines): plans it named by a SHA-256
+   * of their bytes, and the bytes hashed. A plan the Program API reads from
+   * a file is named by the file's identity and the plan's offset instead,
+   * and is not counted here. */
+  uint64_t plan_digests;
+  uint64_t plan_digest_bytes;
 } TteRuntimeStats;
 TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
 TTE_API void tte_reset_runtime_stats(void);

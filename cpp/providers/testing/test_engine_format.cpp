@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -506,6 +507,67 @@ void parse_document(const json& doc, Plan* plan) {
   check_roles(*plan);
 }
 
+// The end of the JSON object that starts `[begin, end)` (after leading
+// whitespace): one past its closing brace, found by counting brackets outside
+// strings. nullptr when the text does not start with an object or the object
+// is not closed; the JSON parser then reports what is wrong.
+const char* document_end(const char* begin, const char* end) {
+  const char* p = begin;
+  while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+  if (p == end || *p != '{') return nullptr;
+  int64_t depth = 0;
+  bool in_string = false;
+  for (; p < end; ++p) {
+    const char c = *p;
+    if (in_string) {
+      if (c == '\\') {
+        ++p;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return p + 1;
+    }
+  }
+  return nullptr;
+}
+
+// The first byte of `[begin, end)` that is not JSON whitespace, or `end`.
+// Sixty-four bytes at a time while they are all spaces (the padding's common
+// case), with no branch inside a block: this runs over megabytes of padding
+// at about the speed of copying them.
+const char* first_non_whitespace(const char* begin, const char* end) {
+  constexpr uint64_t kSpaces = 0x2020202020202020ull;
+  constexpr size_t kBlock = 64;
+  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  const char* p = begin;
+  while (p < end) {
+    const size_t left = static_cast<size_t>(end - p);
+    if (left >= kBlock) {
+      uint64_t differs = 0;
+      for (size_t i = 0; i < kBlock; i += sizeof(uint64_t)) {
+        uint64_t word;
+        std::memcpy(&word, p + i, sizeof(word));
+        differs |= word ^ kSpaces;
+      }
+      if (differs == 0) {
+        p += kBlock;
+        continue;
+      }
+    }
+    // A block with other bytes (or the tail): byte by byte.
+    const char* block_end = p + (left < kBlock ? left : kBlock);
+    for (; p < block_end; ++p) {
+      if (!is_space(*p)) return p;
+    }
+  }
+  return end;
+}
+
 }  // namespace
 
 const DtypeInfo* find_dtype(std::string_view name) {
@@ -535,9 +597,24 @@ ParseStatus parse_plan(const void* data, uint64_t size, Plan* plan, std::string*
   if (!has_magic(data, size)) return ParseStatus::kNotTestPlan;
   const char* begin = static_cast<const char*>(data) + kMagicSize;
   const char* end = static_cast<const char*>(data) + size;
-  // Trailing whitespace (padding) is cut before parsing: the JSON lexer keeps
-  // every character it reads, which would cost twice the padding's size.
-  while (end > begin && std::isspace(static_cast<unsigned char>(end[-1]))) --end;
+  // What follows the document must be whitespace (padding: large engines in
+  // tests are plans padded with spaces). The document's end is found by
+  // scanning its brackets, and only the document is handed to the JSON lexer,
+  // which keeps every character it reads: trimming or lexing the padding
+  // byte by byte would cost more than reading the file.
+  const char* doc_end = document_end(begin, end);
+  if (doc_end != nullptr) {
+    if (const char* junk = first_non_whitespace(doc_end, end); junk != end) {
+      if (error != nullptr) {
+        *error = "invalid test-engine plan: the JSON after the magic does not parse: characters "
+                 "after the document, at byte " +
+                 std::to_string(kMagicSize + static_cast<uint64_t>(junk - begin)) +
+                 " (only whitespace may follow it)";
+      }
+      return ParseStatus::kInvalid;
+    }
+    end = doc_end;
+  }
   Plan parsed;
   try {
     json doc;

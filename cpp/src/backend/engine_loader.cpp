@@ -13,6 +13,7 @@
 #include "blob/tensorrt_plan_header.h"
 #include "common/logging.h"
 #include "common/runtime_stats.h"
+#include "common/segment_origins.h"
 #include "common/sha256.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
@@ -105,18 +106,35 @@ Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
 }
 
 // ---- The engine cache ------------------------------------------------------
-// Key: provider, plan digest and size, device, and every load option that
+// Key: provider, plan identity, device, and every load option that
 // changes what deserialize makes (the engine-wide ones). Value: the shared
 // engine while a delegate uses it.
 
-// SHA-256 over the plan: two different plans never share a key, also when
-// one was crafted to collide with another under a fast hash.
-std::string plan_digest(const void* data, uint64_t size) { return sha256_hex(data, static_cast<size_t>(size)); }
+// What the plan is, for the key. A plan read from a file by the Program API
+// is named by where it lies: the file's identity (device, inode, size,
+// modification and change times) and the plan's offset, so loading it costs
+// no pass over its bytes (a SHA-256 of a large plan takes longer than
+// reading it). Any other plan (a program opened from a buffer, or by
+// ExecuTorch's own runtime) is named by a SHA-256 of its bytes: two
+// different plans never share a key, also when one was crafted to collide
+// with another under a fast hash. The two spellings cannot meet, so a plan
+// loaded both ways is deserialized once per way.
+std::string plan_identity(const DelegateBlob& blob) {
+  if (std::optional<std::string> origin =
+          segment_origin(blob.engine, static_cast<size_t>(blob.engine_size))) {
+    return "file:" + *origin;
+  }
+  RuntimeStats& stats = RuntimeStats::instance();
+  stats.plan_digests.fetch_add(1, std::memory_order_relaxed);
+  stats.plan_digest_bytes.fetch_add(blob.engine_size, std::memory_order_relaxed);
+  return "sha256:" + sha256_hex(blob.engine, static_cast<size_t>(blob.engine_size)) + ':' +
+         std::to_string(blob.engine_size);
+}
 
 std::string cache_key(const std::string& provider, const DelegateBlob& blob, int device,
                       const LoadOptions& options) {
   std::string key = provider;
-  key += '\n' + plan_digest(blob.engine, blob.engine_size) + ':' + std::to_string(blob.engine_size);
+  key += '\n' + plan_identity(blob);
   key += "\ncuda:" + std::to_string(device);
   key += "\nweights:" + (options.has_weight_streaming_budget
                               ? std::to_string(options.weight_streaming_budget)

@@ -21,6 +21,9 @@ struct RuntimeStats {
   // counted as device-to-device copies), and shape sets an engine said it
   // cannot capture.
   std::atomic<uint64_t> graph_io_copies{0}, graph_io_bytes{0}, graph_uncapturable{0};
+  // The engine cache: plans it named by a SHA-256 of their bytes (those not
+  // read from a file by the Program API), and the bytes hashed.
+  std::atomic<uint64_t> plan_digests{0}, plan_digest_bytes{0};
 
   static RuntimeStats& instance();
 

@@ -13,6 +13,7 @@
 #include "program/executorch_step.h"
 #include "program/ptd_file_checks.h"
 #include "program/pte_file_checks.h"
+#include "program/tracked_file_loader.h"
 
 namespace tte {
 
@@ -39,13 +40,22 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
   return Status::Ok();
 }
 
-Status file_loader(const std::string& path, const char* what, std::unique_ptr<et::DataLoader>* out) {
+// A FileDataLoader over `file`; for the program's own file, when it has not
+// changed just before it was opened (WatchedFile::settled), one that records
+// where its backend segments came from (engine-cache keys without hashing
+// the plans).
+Status file_loader(const WatchedFile& file, const char* what, bool track_segments,
+                   std::unique_ptr<et::DataLoader>* out) {
   ExecuTorchStep step(ProgramStep::kOpen);
-  auto loader = FileDataLoader::from(path.c_str());
+  auto loader = FileDataLoader::from(file.path().c_str());
   if (!loader.ok()) {
-    return step.failed(loader.error(), std::string("cannot open ") + what + " '" + path + "'");
+    return step.failed(loader.error(), std::string("cannot open ") + what + " '" + file.path() + "'");
   }
-  *out = std::make_unique<FileDataLoader>(std::move(*loader));
+  if (track_segments && file.settled()) {
+    *out = std::make_unique<TrackedFileLoader>(std::move(*loader), file.identity_key());
+  } else {
+    *out = std::make_unique<FileDataLoader>(std::move(*loader));
+  }
   return Status::Ok();
 }
 
@@ -58,10 +68,11 @@ std::unique_ptr<et::EventTracer> make_tracer(const ProgramOptions& options) {
 
 // The module over `source`. Module takes several .ptd files only by path,
 // with the program by path too; everything else goes through one program
-// loader and at most one data loader. Either way files are read through
-// FileDataLoader (LoadMode::File), never mapped.
+// loader (for a file, one that records its backend segments' origin) and at
+// most one data loader. Either way files are read through FileDataLoader
+// (LoadMode::File), never mapped.
 Status make_module(const ProgramSource& source, const ProgramOptions& options, OpenedProgram* out) {
-  if (source.is_file() && options.data_buffers.empty()) {
+  if (source.is_file() && options.data_buffers.empty() && options.data_paths.size() > 1) {
     out->module = std::make_unique<ProgramModule>(source.path, options.data_paths,
                                                   ProgramModule::LoadMode::File,
                                                   make_tracer(options));
@@ -79,7 +90,7 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   std::unique_ptr<et::DataLoader> program_loader;
   Status status;
   if (source.is_file()) {
-    status = file_loader(source.path, "program", &program_loader);
+    status = file_loader(*out->files.front(), "program", /*track_segments=*/true, &program_loader);
   } else {
     const AlignedHostBuffer* copy = nullptr;
     status = keep_copy(source.data, source.size, "program buffer", out, &copy);
@@ -89,7 +100,9 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   }
   std::unique_ptr<et::DataLoader> data_loader;
   if (status.ok() && !options.data_paths.empty()) {
-    status = file_loader(options.data_paths[0], "data file", &data_loader);
+    // out->files: the program's file first when there is one, then the .ptd.
+    status = file_loader(*out->files[source.is_file() ? 1 : 0], "data file",
+                         /*track_segments=*/false, &data_loader);
   } else if (status.ok() && !options.data_buffers.empty()) {
     const std::vector<uint8_t>& bytes = options.data_buffers[0];
     const AlignedHostBuffer* copy = nullptr;

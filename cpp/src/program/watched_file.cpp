@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 namespace tte {
 namespace {
@@ -22,6 +23,8 @@ bool identify(int fd, const std::string& path, WatchedFile::Identity* out) {
   out->size = info.stx_size;
   out->mtime_sec = info.stx_mtime.tv_sec;
   out->mtime_nsec = info.stx_mtime.tv_nsec;
+  out->ctime_sec = info.stx_ctime.tv_sec;
+  out->ctime_nsec = info.stx_ctime.tv_nsec;
   out->dev_major = info.stx_dev_major;
   out->dev_minor = info.stx_dev_minor;
   out->inode = info.stx_ino;
@@ -90,11 +93,23 @@ Status WatchedFile::open(const std::string& path, const char* what,
     const char* kind = kind_of(info.mode);
     return kind != nullptr ? not_a_file(what, path, kind) : cannot_open(what, path, error);
   }
-  out->reset(new WatchedFile(path, what, fd, info));
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const bool settled = info.ctime_sec + kSettledSeconds < now.tv_sec ||
+                       (info.ctime_sec + kSettledSeconds == now.tv_sec &&
+                        static_cast<long>(info.ctime_nsec) <= now.tv_nsec);
+  out->reset(new WatchedFile(path, what, fd, info, settled));
   return Status::Ok();
 }
 
 WatchedFile::~WatchedFile() { ::close(fd_); }
+
+std::string WatchedFile::identity_key() const {
+  return std::to_string(opened_.dev_major) + ':' + std::to_string(opened_.dev_minor) + ':' +
+         std::to_string(opened_.inode) + ':' + std::to_string(opened_.size) + ':' +
+         std::to_string(opened_.mtime_sec) + '.' + std::to_string(opened_.mtime_nsec) + ':' +
+         std::to_string(opened_.ctime_sec) + '.' + std::to_string(opened_.ctime_nsec);
+}
 
 Status WatchedFile::unchanged(bool path_too) const {
   Identity now;

@@ -35,6 +35,22 @@ class WatchedFile {
   // moved there).
   Status unchanged(bool path_too) const;
 
+  // The file as it was opened, as text: device, inode, size, modification
+  // and change times. Two opens give the same text only for the same file
+  // with the same contents, short of a rewrite that keeps its size and
+  // restores both times to the nanosecond (the change time cannot be set
+  // by a caller; the kernel sets it on every write).
+  std::string identity_key() const;
+
+  // Whether the file's change time was at least kSettledSeconds before it
+  // was opened. Only then does identity_key() name its contents: a file
+  // changed within the timestamps' granularity of the open could change
+  // again without a new change time (git's "racily clean" problem). A
+  // settled file that changes later gets a later change time at any
+  // granularity up to kSettledSeconds.
+  static constexpr int64_t kSettledSeconds = 2;
+  bool settled() const { return settled_; }
+
   // `size` bytes at `offset`, read now.
   Status read(uint64_t offset, size_t size, std::vector<uint8_t>* out) const;
 
@@ -45,19 +61,22 @@ class WatchedFile {
     uint64_t size = 0;
     int64_t mtime_sec = 0;
     uint32_t mtime_nsec = 0;
+    int64_t ctime_sec = 0;
+    uint32_t ctime_nsec = 0;
     uint32_t dev_major = 0;
     uint32_t dev_minor = 0;
     uint64_t inode = 0;
   };
 
  private:
-  WatchedFile(std::string path, const char* what, int fd, const Identity& opened)
-      : path_(std::move(path)), what_(what), fd_(fd), opened_(opened) {}
+  WatchedFile(std::string path, const char* what, int fd, const Identity& opened, bool settled)
+      : path_(std::move(path)), what_(what), fd_(fd), opened_(opened), settled_(settled) {}
 
   std::string path_;
   const char* what_;
   int fd_;
   Identity opened_;
+  bool settled_;
 };
 
 }  // namespace tte

@@ -303,6 +303,8 @@ class TteRuntimeStats(Structure):
         ("graph_io_copies", c_uint64),
         ("graph_io_bytes", c_uint64),
         ("graph_uncapturable", c_uint64),
+        ("plan_digests", c_uint64),
+        ("plan_digest_bytes", c_uint64),
     ]
 
 

@@ -1,0 +1,42 @@
+#include "program/tracked_file_loader.h"
+
+#include <new>
+#include <utility>
+
+#include "common/segment_origins.h"
+
+namespace tte {
+
+namespace et = executorch::runtime;
+
+namespace {
+
+// The inner loader's buffer, kept until ours is freed.
+struct HeldSegment {
+  et::FreeableBuffer inner;
+};
+
+void free_held_segment(void* context, void* data, size_t /*size*/) {
+  forget_segment(data);
+  delete static_cast<HeldSegment*>(context);  // frees the inner buffer
+}
+
+}  // namespace
+
+et::Result<et::FreeableBuffer> TrackedFileLoader::load(size_t offset, size_t size,
+                                                       const SegmentInfo& segment_info) const {
+  et::Result<et::FreeableBuffer> loaded = inner_.load(offset, size, segment_info);
+  if (!loaded.ok() || segment_info.segment_type != SegmentInfo::Type::Backend) {
+    return loaded;
+  }
+  auto* held = new (std::nothrow) HeldSegment{std::move(*loaded)};
+  if (held == nullptr) {
+    return et::Error::MemoryAllocationFailed;
+  }
+  void* data = const_cast<void*>(held->inner.data());
+  const size_t held_size = held->inner.size();
+  record_segment(data, held_size, file_identity_, offset);
+  return et::FreeableBuffer(data, held_size, free_held_segment, held);
+}
+
+}  // namespace tte
