@@ -96,3 +96,26 @@ def serving_programs(tmp_path_factory, serving):
         return {name: Path(made_elsewhere) / f"{name}.pte" for name in ("add_one", "add_one_rows")}
     maker = runpy.run_path(str(Path(__file__).with_name("make_serving_programs.py")))["make_programs"]
     return maker(tmp_path_factory.mktemp("serving-programs"), serving.placement)
+
+
+CLIENT_TIMEOUT_S = 30
+
+
+@pytest.fixture
+def http_client(server):
+    """A tritonclient HTTP client of the module's `server` fixture (process, http port, grpc port)."""
+    httpclient = pytest.importorskip("tritonclient.http", reason="tritonclient[http] is not installed (scripts/setup.sh)")
+    client = httpclient.InferenceServerClient(
+        f"127.0.0.1:{server[1]}", network_timeout=CLIENT_TIMEOUT_S, connection_timeout=CLIENT_TIMEOUT_S
+    )
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def grpc_client(server):
+    """A tritonclient gRPC client of the module's `server` fixture."""
+    grpcclient = pytest.importorskip("tritonclient.grpc", reason="tritonclient[grpc] is not installed (scripts/setup.sh)")
+    client = grpcclient.InferenceServerClient(f"127.0.0.1:{server[2]}")
+    yield client
+    client.close()

@@ -25,20 +25,10 @@ def kserve(serving_programs, tmp_path_factory, serving):
     server.stop()
 
 
-@pytest.fixture
-def http_client(kserve):
-    client = httpclient.InferenceServerClient(
-        f"127.0.0.1:{kserve[1]}", network_timeout=CLIENT_TIMEOUT_S, connection_timeout=CLIENT_TIMEOUT_S
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def grpc_client(kserve):
-    client = grpcclient.InferenceServerClient(f"127.0.0.1:{kserve[2]}")
-    yield client
-    client.close()
+@pytest.fixture(scope="module")
+def server(kserve):
+    """What the shared client fixtures (conftest.py) connect to."""
+    return kserve
 
 
 def infer_http(client, x: np.ndarray, *, binary: bool = True, datatype: str = "FP32", name: str = "x"):

@@ -46,20 +46,10 @@ def triton(repository, tmp_path_factory, serving):
     server.stop()
 
 
-@pytest.fixture
-def http_client(triton):
-    client = httpclient.InferenceServerClient(
-        f"127.0.0.1:{triton[1]}", network_timeout=CLIENT_TIMEOUT_S, connection_timeout=CLIENT_TIMEOUT_S
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def grpc_client(triton):
-    client = grpcclient.InferenceServerClient(f"127.0.0.1:{triton[2]}")
-    yield client
-    client.close()
+@pytest.fixture(scope="module")
+def server(triton):
+    """What the shared client fixtures (conftest.py) connect to."""
+    return triton
 
 
 def infer_http(client, model: str, x: np.ndarray, *, binary: bool = True, datatype: str = "FP32") -> np.ndarray:
@@ -159,6 +149,9 @@ def test_device_placement_is_logged(triton, http_client, serving):
     infer_http(http_client, "add_one", np.zeros((2, 3), dtype=np.float32))
     log = triton[0].log_text()
     assert "torch-tensorrt-executorch: inputs on" in log
+    # Answers leave no Python traceback behind (a DLPack capsule handed over wrongly prints one
+    # per output).
+    assert "Traceback" not in log, log[log.index("Traceback") - 200:][:2000]
     if serving.placement == "device_resident" and serving.provider == "test-cuda":
         # Device-resident program: outputs stay on the GPU across DLPack.
         assert "outputs on cuda" in log

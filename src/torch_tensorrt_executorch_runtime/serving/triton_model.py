@@ -12,6 +12,7 @@ program that cannot load fails `initialize`.
 
 from __future__ import annotations
 
+import ctypes
 import json
 from pathlib import Path
 
@@ -26,6 +27,21 @@ _KDL_CUDA = 2
 def _placement(value) -> str:
     kind, index = value.__dlpack_device__()
     return {_KDL_CPU: "cpu", _KDL_CUDA: f"cuda:{index}"}.get(int(kind), f"DLPack device ({int(kind)}, {index})")
+
+
+_CONSUMED = ctypes.c_char_p(b"used_dltensor")  # kept for the process: capsules point at it
+_capsule_api = ctypes.pythonapi
+_capsule_api.PyCapsule_GetName.restype = ctypes.c_char_p
+_capsule_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_capsule_api.PyCapsule_SetName.restype = ctypes.c_int
+_capsule_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _mark_consumed(capsule) -> None:
+    """Give a DLPack capsule a consumer took (renamed away from "dltensor") the standard consumed name."""
+    name = _capsule_api.PyCapsule_GetName(capsule)
+    if name not in (b"dltensor", b"used_dltensor"):
+        _capsule_api.PyCapsule_SetName(capsule, _CONSUMED)
 
 
 def _use_device(device: int) -> None:
@@ -86,10 +102,21 @@ class TritonPythonModel:
         if type(value).__module__ == "numpy":
             import numpy
 
-            value = numpy.ascontiguousarray(value)
-        elif type(value).__module__.startswith("torch"):
+            return self._numpy_to_triton(name, numpy.ascontiguousarray(value))
+        if type(value).__module__.startswith("torch"):
             value = value.contiguous()
         return self._pb.Tensor.from_dlpack(name, value)
+
+    def _numpy_to_triton(self, name: str, array):
+        # The stub takes ownership of a DLPack capsule by renaming it, but not to the name the
+        # DLPack protocol gives consumed capsules ("used_dltensor"); numpy's capsule destructor
+        # then takes the capsule for an unconsumed one, fails to read it and prints a traceback
+        # for every output of every response (the stub frees the tensor itself, so nothing
+        # leaks). Marking the capsule consumed the standard way keeps the server's log clean.
+        capsule = array.__dlpack__()
+        tensor = self._pb.Tensor.from_dlpack(name, capsule)
+        _mark_consumed(capsule)
+        return tensor
 
     def _request_inputs(self, request) -> list:
         named = {}
