@@ -1,4 +1,5 @@
-"""The timing loops of the benchmarks (bench_cpu.py, bench_gpu.py), by `time.perf_counter_ns`.
+"""The timing loops of the benchmarks (bench_cpu.py, bench_gpu.py, bench_serving.py), by
+`time.perf_counter_ns`, and how each reports: the JSON record, then its table.
 
 Every comparison runs in interleaved rounds: each round times every path of
 the comparison once, one after the other, so all of them see the same
@@ -9,9 +10,11 @@ first, then its median and spread over the rounds.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 
 def p50_us(call: Callable[[], object], calls: int, *, warmup: int) -> float:
@@ -65,3 +68,14 @@ def per_call_us(call: Callable[[], object], calls: int) -> float:
     for _ in range(calls):
         call()
     return (time.perf_counter_ns() - start) / calls / 1000.0
+
+
+def report(results: dict, table: Iterable[str], out: Path | None) -> None:
+    """Print `results` as JSON, then the table's lines; write the JSON to `out` when given."""
+    text = json.dumps(results, indent=2)
+    print(text)
+    print()
+    for line in table:
+        print(line)
+    if out:
+        Path(out).write_text(text)

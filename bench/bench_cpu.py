@@ -20,13 +20,12 @@ asserts.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from _timing import interleaved_rounds, p50_us, ratio, summary
+from _timing import interleaved_rounds, p50_us, ratio, report, summary
 from load_memory import load_host_memory, pack_large_program
 
 ELEMENTS = 256
@@ -107,16 +106,15 @@ def main() -> int:
         "goal": "program_forward / executorch_method_execute <= 1.0",
         "load_host_memory": memory,
     }
-    print(json.dumps(results, indent=2))
-    print(f"\n{'path':32} {'p50 us':>8} {'/ ExecuTorch':>13} {'(rounds: lowest .. highest)':>28}")
+    table = [f"{'path':32} {'p50 us':>8} {'/ ExecuTorch':>13} {'(rounds: lowest .. highest)':>28}"]
     for name, value in p50.items():
         r = ratios[name]
-        print(f"{name:32} {value:8.2f} {r['median']:13.2f} {r['min']:13.2f} .. {r['max']:.2f}")
-    print(f"\nload_host_memory ({memory['plan_bytes']} bytes, {memory['rounds']} rounds): kept "
-          f"{memory['kept_over_plan']:.3f} (<= 0.05), peak {memory['peak_over_plan']:.3f} (<= 1.1), "
-          f"load / read {memory['load_over_read']:.2f} (<= 1.3): {'met' if memory['met'] else 'MISSED'}")
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2))
+        table.append(f"{name:32} {value:8.2f} {r['median']:13.2f} {r['min']:13.2f} .. {r['max']:.2f}")
+    table.append("")
+    table.append(f"load_host_memory ({memory['plan_bytes']} bytes, {memory['rounds']} rounds): kept "
+                 f"{memory['kept_over_plan']:.3f} (<= 0.05), peak {memory['peak_over_plan']:.3f} (<= 1.1), "
+                 f"load / read {memory['load_over_read']:.2f} (<= 1.3): {'met' if memory['met'] else 'MISSED'}")
+    report(results, table, args.out)
     return 0
 
 

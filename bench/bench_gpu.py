@@ -54,7 +54,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import interleaved_rounds, p50_us, per_call_us, ratio, summary
+from _timing import interleaved_rounds, p50_us, per_call_us, ratio, report, summary
 from load_memory import load_host_memory, pack_large_program
 
 MB64 = 64 << 20
@@ -623,12 +623,10 @@ def main() -> int:
     reference("(reference) tte-run null / bare launch from Python", c_path["p50"], bare_launch)
     results["binding"] = binding_record()
 
-    print(json.dumps(results, indent=2))
-    print(f"\n{'benchmark':62} {'measured':>10} {'baseline':>10} {'ratio':>7} {'rounds':>12}  goal")
+    table = [f"{'benchmark':62} {'measured':>10} {'baseline':>10} {'ratio':>7} {'rounds':>12}  goal"]
     for name, m, b, r, span, goal, verdict in rows:
-        print(f"{name:62} {m:10.2f} {b:10.2f} {r:7.2f} {span:>12}  {goal} {verdict}")
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2))
+        table.append(f"{name:62} {m:10.2f} {b:10.2f} {r:7.2f} {span:>12}  {goal} {verdict}")
+    report(results, table, args.out)
     return 0
 
 

@@ -18,12 +18,13 @@ Never asserts.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from _timing import report
 
 ELEMENTS = 256
 CONCURRENCY = (1, 2, 4)
@@ -145,17 +146,17 @@ def main() -> int:
             client.close()
     program.close()
 
-    print(json.dumps(results, indent=2))
-    print(f"\nadd_one ({ELEMENTS} float32), {args.provider}, Triton over {args.protocol} vs Program.run in-process")
-    print(f"{'conc':>4} {'triton req/s':>13} {'p50 ms':>8} {'p99 ms':>8} | {'local req/s':>12} {'p50 ms':>8} "
-          f"{'p99 ms':>8} | {'req/s ratio':>11} {'p50 ratio':>9} {'p99 ratio':>9}")
+    table = [
+        f"add_one ({ELEMENTS} float32), {args.provider}, Triton over {args.protocol} vs Program.run in-process",
+        f"{'conc':>4} {'triton req/s':>13} {'p50 ms':>8} {'p99 ms':>8} | {'local req/s':>12} {'p50 ms':>8} "
+        f"{'p99 ms':>8} | {'req/s ratio':>11} {'p50 ratio':>9} {'p99 ratio':>9}",
+    ]
     for threads, level in results["levels"].items():
         s, loc = level["triton"], level["in_process"]
-        print(f"{threads:>4} {s['requests_per_s']:>13.0f} {s['p50_ms']:>8.3f} {s['p99_ms']:>8.3f} | "
-              f"{loc['requests_per_s']:>12.0f} {loc['p50_ms']:>8.3f} {loc['p99_ms']:>8.3f} | "
-              f"{level['throughput_ratio']:>11.3f} {level['p50_ratio']:>9.1f} {level['p99_ratio']:>9.1f}")
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2))
+        table.append(f"{threads:>4} {s['requests_per_s']:>13.0f} {s['p50_ms']:>8.3f} {s['p99_ms']:>8.3f} | "
+                     f"{loc['requests_per_s']:>12.0f} {loc['p50_ms']:>8.3f} {loc['p99_ms']:>8.3f} | "
+                     f"{level['throughput_ratio']:>11.3f} {level['p50_ratio']:>9.1f} {level['p99_ratio']:>9.1f}")
+    report(results, table, args.out)
     return 0
 
 
