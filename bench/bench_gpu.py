@@ -445,6 +445,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1000, help="timed calls per path in each round")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds of every comparison")
     ap.add_argument("--load-memory-mb", type=int, default=64, help="engine size of the load-memory measurement")
+    ap.add_argument("--load-memory-program", type=Path,
+                    help="the load-memory program, packed beforehand by load_memory.pack_large_program with its "
+                    "-warm twin beside it (the GPU machine has no exir); packed here when not given")
     args = ap.parse_args()
 
     import torch_tensorrt_executorch_runtime as tte
@@ -608,8 +611,9 @@ def main() -> int:
               statistics.median(threads["four_threads_own_loads"]), statistics.median(threads["one_thread"]), r)
 
     # Host memory and time of loading a large engine with the CUDA test provider.
-    memory = load_host_memory(pack_large_program(Path(tempfile.mkdtemp()) / "large.pte", args.load_memory_mb),
-                              cuda_provider, "test-cuda")
+    large = args.load_memory_program or pack_large_program(Path(tempfile.mkdtemp()) / "large.pte",
+                                                           args.load_memory_mb)
+    memory = load_host_memory(large, cuda_provider, "test-cuda")
     results["load_host_memory"] = memory
     for key, goal, direction in (("kept_over_plan", 0.05, "<="), ("peak_over_plan", 1.1, "<="),
                                  ("load_over_read", 1.3, "<=")):

@@ -80,6 +80,9 @@ def main() -> int:
     ap.add_argument("--protocol", choices=("grpc", "http"), default="grpc")
     ap.add_argument("--requests", type=int, default=2000, help="timed requests per concurrency level and path")
     ap.add_argument("--instances", type=int, default=2, help="Triton model instances")
+    ap.add_argument("--program", type=Path,
+                    help="the add_one program of 256 float32 to serve, packed beforehand (gpu-bundle.sh does: the "
+                    "GPU machine has no exir); packed here when not given")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
@@ -90,7 +93,7 @@ def main() -> int:
     from torch_tensorrt_executorch_runtime.serving.triton_repository import write_triton_repository
 
     folder = Path(tempfile.mkdtemp(prefix="bench-serving-"))
-    program_path = pack_add_one(folder, args.placement)
+    program_path = args.program or pack_add_one(folder, args.placement)
     write_triton_repository(
         program_path,
         folder / "repository",

@@ -75,7 +75,6 @@ def pack_large_program(path: Path, size_mb: int) -> Path:
     padded = dataclasses.replace(spec, engine=spec.engine + b" " * (size_mb << 20))
     pack_program(path, [padded])
     pack_program(warm_program(path), [spec])
-    wait_until_settled(path)
     return path
 
 
@@ -90,6 +89,7 @@ def wait_until_settled(path: Path) -> None:
 
 def measure_once(program: Path, provider_file: Path, provider: str, timeout: float = 600) -> dict:
     """One fresh interpreter loading `program` with `provider`: bytes and seconds."""
+    wait_until_settled(program)
     # One BLAS thread: numpy's OpenBLAS threads spin after an operation and would take the
     # cores the read and the load are timed on.
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}

@@ -61,6 +61,9 @@ if [ -n "$serving" ]; then
     strip -o "$out/providers/$p" "$build/$p"
   done
   $py tests/serving/make_serving_programs.py "$out/serving" device_resident
+  # The serving benchmark's program (the GPU machine cannot pack).
+  (cd bench && ../$py -c 'import sys; from pathlib import Path; from bench_serving import pack_add_one
+pack_add_one(Path(sys.argv[1]), "device_resident")' "$(cd "$out/serving" && pwd)") >/dev/null
   rmdir "$out"/{bin,programs,cpp-fixtures,native}
   du -sh "$out" "$serving"
   exit 0
@@ -114,4 +117,12 @@ done
 cp build/wheel/bench/tte-cuda-baselines "$out/bin/"
 $py tests/fixtures/make_cpp_fixtures.py "$out/cpp-fixtures" >/dev/null
 $py tests/gpu/make_gpu_programs.py "$out/programs" >/dev/null
+# The load-memory program (64 MiB of engine, mostly padding): gzipped, since
+# a call carries at most 64 MiB; gpu-check.sh unpacks it.
+large="$(mktemp -d)"
+(cd bench && ../$py -c 'import sys; from pathlib import Path; from load_memory import pack_large_program
+pack_large_program(Path(sys.argv[1]) / "large.pte", 64)' "$large") >/dev/null
+gzip -1 -c "$large/large.pte" > "$out/programs/large.pte.gz"
+cp "$large/large-warm.pte" "$out/programs/"
+rm -rf "$large"
 du -sh "$out"

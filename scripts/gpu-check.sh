@@ -150,7 +150,8 @@ if [ -d "$bundle/serving" ]; then
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   echo "[gpu-check] serving benchmark"
   env -u PYTHONPATH "$venv/bin/python" "$root/bench/bench_serving.py" --provider test-cuda --placement device_resident \
-    --provider-library "$bundle/providers/libtte_test_provider_cuda.so" --out "$out/bench-serving.json" 2>&1 \
+    --provider-library "$bundle/providers/libtte_test_provider_cuda.so" --program "$bundle/serving/add_one_256.pte" \
+    --out "$out/bench-serving.json" 2>&1 \
     | tee "$out/bench-serving.log"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   echo "[gpu-check] done (serving bundle), status $status"
@@ -190,9 +191,11 @@ took "Python GPU tests"
 # bench_gpu.py: every comparison in interleaved rounds (median and spread),
 # the fresh-tensor CUDA-graph loop, load_host_memory with the CUDA provider.
 echo "[gpu-check] benchmarks"
+large="$(mktemp -d)"
+gunzip -c "$bundle/programs/large.pte.gz" > "$large/large.pte" && cp "$bundle/programs/large-warm.pte" "$large/"
 $py "$root/bench/bench_gpu.py" --programs "$bundle/programs" --providers "$bundle/providers" \
   --bin "$bundle/bin" --tte-run "$site/torch_tensorrt_executorch_runtime/bin/tte-run" \
-  --out "$out/bench.json" 2>&1 | tee "$out/bench.log"
+  --load-memory-program "$large/large.pte" --out "$out/bench.json" 2>&1 | tee "$out/bench.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 took "benchmarks"
 

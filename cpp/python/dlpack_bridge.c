@@ -10,6 +10,8 @@
 #define TYPE_CACHE_SIZE 16
 #define VERSIONED_NAME "dltensor_versioned"
 #define LEGACY_NAME "dltensor"
+/* The handle value of cudaStreamPerThread (CUDA's driver_types.h). */
+#define cudaStreamPerThreadHandle ((void*)0x2)
 
 typedef struct TypeEntry {
   PyTypeObject* type; /* a strong reference */
@@ -142,6 +144,18 @@ int tte_borrow_protocol(PyObject* value, int has_stream, void* stream, TteBorrow
   }
   PyObject* exported = stream_arg == NULL ? NULL : detached_if_needed(value);
   PyObject* capsule = exported == NULL ? NULL : call_dlpack(exported, stream_arg);
+  if (capsule == NULL && exported != NULL && has_stream && stream == cudaStreamPerThreadHandle &&
+      PyErr_ExceptionMatches(PyExc_BufferError)) {
+    /* DLPack names the per-thread default stream 2, and some producers
+     * (torch) refuse it. The legacy default stream (1) orders the same way
+     * here: the per-thread default stream is a blocking stream, so its later
+     * work waits for the legacy stream's ("Stream synchronization behavior",
+     * CUDA Runtime API). */
+    PyErr_Clear();
+    Py_DECREF(stream_arg);
+    stream_arg = PyLong_FromLong(1);
+    capsule = stream_arg == NULL ? NULL : call_dlpack(exported, stream_arg);
+  }
   Py_XDECREF(exported);
   Py_XDECREF(stream_arg);
   if (capsule == NULL) {

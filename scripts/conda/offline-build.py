@@ -163,7 +163,10 @@ def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log
                 skip_existing=skip_existing)
     code = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
             "from rattler_build.cli_api import build_recipes\nbuild_recipes(**json.loads(sys.argv[1]))\n")
-    env = os.environ if platform == "linux-64" else emulation_env()
+    env = dict(os.environ) if platform == "linux-64" else emulation_env()
+    # A test interpreter that dies of a signal prints nothing of its own; with the fault
+    # handler it prints where (the test scripts inherit this environment).
+    env["PYTHONFAULTHANDLER"] = "1"
     log_path = WORK / log_name
     with log_path.open("w") as log_file:
         result = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=env,
@@ -175,6 +178,12 @@ def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log
         if logs:
             print(f"--- {logs[-1]}")
             print(logs[-1].read_text()[-6000:])
+            # What the failed test left beside its log (its scripts and their own output).
+            folder = logs[-1].parent
+            for path in sorted(folder.iterdir()):
+                print(f"--- {path.name} ({path.stat().st_size} bytes)" if path.is_file() else f"--- {path.name}/")
+                if path.is_file() and path.suffix in (".py", ".sh", ".txt") and path.stat().st_size < 20000:
+                    print(path.read_text(errors="replace")[-3000:])
         raise SystemExit(f"offline-build: rattler-build failed for {platform} (log: {log_path})")
 
 

@@ -1,6 +1,6 @@
 """keep_positive (a data-dependent output) with the CUDA test provider, from
 Python and tte-run: empty, partial and full results with the real shape, as
-copies and views, on device-resident and host-placed programs; a request past
+copies and views, on device-planned and host-placed programs; a request past
 the planned bound served from the program's memory; a result past it refused;
 CUDA graphs asked for and not used."""
 
@@ -24,7 +24,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("placement", ["resident", "host"])
+@pytest.mark.parametrize("placement", ["planned", "host"])
 @pytest.mark.parametrize("copy", [True, False])
 def test_real_shapes_from_python(cuda_provider, programs, placement, copy):
     program = tte.load(programs / f"keep_positive64_{placement}.pte", options={"provider": "test-cuda"})
@@ -37,7 +37,7 @@ def test_real_shapes_from_python(cuda_provider, programs, placement, copy):
 
 
 def test_cuda_graphs_are_not_captured_for_data_dependent_outputs(cuda_provider, programs):
-    program = tte.load(programs / "keep_positive64_resident.pte", options={"provider": "test-cuda", "cuda_graphs": True})
+    program = tte.load(programs / "keep_positive64_planned.pte", options={"provider": "test-cuda", "cuda_graphs": True})
     for case in ("partial", "partial", "partial", "full", "empty"):
         x = torch.tensor(CASES[case], device="cuda")
         (y,) = program.forward(x)
@@ -45,7 +45,7 @@ def test_cuda_graphs_are_not_captured_for_data_dependent_outputs(cuda_provider, 
 
 
 def test_past_the_bound_from_python(cuda_provider, programs):
-    program = tte.load(programs / "keep_positive16_resident.pte", options={"provider": "test-cuda"})
+    program = tte.load(programs / "keep_positive16_planned.pte", options={"provider": "test-cuda"})
     x = torch.full((32,), -1.0, device="cuda")
     x[::3] = torch.arange(1, 12, dtype=torch.float32, device="cuda")[:11]
     x[30:] = -1.0

@@ -486,3 +486,16 @@ def test_build_errors():
 
 def test_this_platform_token():
     assert this_platform() in ("linux_x86_64", "linux_aarch64", "windows_x86_64", "windows_arm64", "unknown")
+
+
+def test_a_data_dependent_output_is_refused_with_device_resident_io():
+    """exir inserts a device-to-host copy for such an output and plans no memory for its source."""
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    spec = test_engine_spec(
+        "keep_positive", [TensorSpec("x", "float32", [(1, 8, 64)])], [TensorSpec("y", "float32", ["<=16"])]
+    )
+    with pytest.raises(PackError, match="data-dependent dim.*'device_resident'.*use placement 'device_planned'"):
+        build_program([spec], placement="device_resident")
+    planned = read_program(build_program([spec], placement="device_planned").program).methods[0]
+    assert planned.placement == DEVICE_PLANNED

@@ -170,7 +170,11 @@ def _stubs(server_pid: int, model: str) -> list:
 
 
 def _stub_rss(server_pid: int, model: str) -> int:
-    stubs = _stubs(server_pid, model)
+    """RSS of the model's one stub, once the stubs of earlier loads have exited (Triton may finish
+    loading the new instance before the old stub is gone; a stub left behind fails here)."""
+    deadline = time.monotonic() + 30
+    while len(stubs := _stubs(server_pid, model)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert len(stubs) == 1, [p.cmdline() for p in stubs]
     return stubs[0].memory_info().rss
 

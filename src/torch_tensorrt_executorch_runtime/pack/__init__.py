@@ -33,7 +33,9 @@ Placements (ExecuTorch's device support, as Torch-TensorRT writes it):
   skip_d2h_for_method_outputs=True) and MemoryPlanningPass(alloc_graph_input=
   False, alloc_graph_output=False): method inputs and outputs are device
   memory the caller provides. Every method input must feed exactly one engine
-  (an exir restriction).
+  (an exir restriction), and no method output may have a data-dependent dim
+  ("<=N"): exir still inserts a device-to-host copy for such an output and
+  plans no memory for its source.
 
 Aliased I/O (TR02): an engine output that TensorRT writes into one of its
 inputs in place, e.g. a KV-cache update. `alias_mode` picks how the program

@@ -149,6 +149,14 @@ def _plan_method(
                 "(exir would write the buffer back with a host kernel on device memory); "
                 "use alias_mode='input'"
             )
+        for spec in outputs:
+            if any(isinstance(d, str) and d.startswith("<=") for d in spec.shape):
+                raise PackError(
+                    f"{where}: output '{spec.name}' has a data-dependent dim ({list(spec.shape)}), which "
+                    "placement 'device_resident' cannot return: exir still inserts a device-to-host copy "
+                    "for it and plans no memory for the copy's source, so ExecuTorch would refuse the "
+                    "program; use placement 'device_planned' (or 'host')"
+                )
         for input_name in method_inputs:
             if len(consumers[input_name]) > 1:
                 raise PackError(
