@@ -62,8 +62,10 @@ if [ -n "$serving" ]; then
   done
   $py tests/serving/make_serving_programs.py "$out/serving" device_resident
   # The serving benchmark's program (the GPU machine cannot pack).
+  serving_programs="$(cd "$out/serving" && pwd)"
   (cd bench && ../$py -c 'import sys; from pathlib import Path; from bench_serving import pack_add_one
-pack_add_one(Path(sys.argv[1]), "device_resident")' "$(cd "$out/serving" && pwd)") >/dev/null
+pack_add_one(Path(sys.argv[1]), "device_resident")' "$serving_programs") >/dev/null
+  [ -f "$serving_programs/add_one_256.pte" ] || { echo "gpu-bundle: the serving benchmark's program was not packed" >&2; exit 1; }
   rmdir "$out"/{bin,programs,cpp-fixtures,native}
   du -sh "$out" "$serving"
   exit 0

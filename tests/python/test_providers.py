@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import math
 
 import numpy as np
@@ -426,3 +427,47 @@ def test_per_tensor_calls_of_a_python_provider_say_they_are_not_supported(tte):
     assert status == errors.TTE_ERROR_NOT_SUPPORTED
     assert error.code == errors.TTE_ERROR_NOT_SUPPORTED
     assert "batched entry" in error.text() or "compiled binding" in error.text()
+
+
+class SharingScaleProvider(ScaleProvider):
+    """A provider that can make another engine object on what it deserialized."""
+
+    def create_execution_context(self, engine, options):
+        self.log.append(("create_execution_context", options.device_id))
+        return ScaleEngine(engine.factor, self.log)
+
+
+def test_a_sharing_python_provider_deserializes_a_plan_once(tte, scale_program, caplog):
+    sharing, plain = SharingScaleProvider(), ScaleProvider()
+    tte.register_provider(sharing, name="py-scale-sharing", memory="host")
+    tte.register_provider(plain, name="py-scale-plain", memory="host")
+    try:
+        path = scale_program(2.0)
+        data = path.read_bytes()  # from bytes: the plan is keyed by its digest, whenever the file was written
+        tte.reset_runtime_stats()
+        programs = [tte.load(data, options={"provider": "py-scale-sharing"}) for _ in range(3)]
+        for i, program in enumerate(programs):
+            (y,) = program.forward(torch.full((i + 1, 3), float(i)))
+            assert torch.equal(y, torch.full((i + 1, 3), 2.0 * i))
+        assert [e[0] for e in sharing.log].count("deserialize") == 1
+        assert [e[0] for e in sharing.log].count("create_execution_context") == 2
+        assert tte.runtime_stats()["shared_engine_reuses"] == 2
+        # Closed in any order, the others keep running.
+        programs[0].close()
+        (y,) = programs[2].forward(torch.ones(2, 3))
+        assert torch.equal(y, torch.full((2, 3), 2.0))
+        for program in programs[1:]:
+            program.close()
+
+        # Without create_execution_context: a deserialize per load, and nothing logged about it.
+        with caplog.at_level(logging.WARNING):
+            others = [tte.load(data, options={"provider": "py-scale-plain"}) for _ in range(2)]
+            for program in others:
+                program.forward(torch.ones(1, 3))
+        assert [e[0] for e in plain.log].count("deserialize") == 2
+        assert not [r for r in caplog.records if "execution context" in r.getMessage()]
+        for program in others:
+            program.close()
+    finally:
+        tte.unregister_provider("py-scale-sharing")
+        tte.unregister_provider("py-scale-plain")

@@ -721,3 +721,37 @@ def test_registered_at_import(tte):
         assert names[: len(native)] == native
     else:
         assert "tensorrt-python" in names
+
+
+def test_a_plan_loaded_twice_is_deserialized_once(install):
+    """create_execution_context: another engine object on the same ICudaEngine, with contexts of its own
+    (one per profile), its own profile and addresses; either may close first."""
+    (module,) = install(make_module("tensorrt"))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1, synchronize=lambda: None)
+    first = provider.deserialize(memoryview(PLAN), 0, options())
+    second = provider.create_execution_context(first, options())
+    assert [c for c in module.calls if c[0] == "deserialize_cuda_engine"] == [("deserialize_cuda_engine", PLAN)]
+    assert second._engine is first._engine
+    assert first._engine.contexts == 4, "two contexts (one per profile) for each engine object"
+    assert second.io_tensors == first.io_tensors and second.num_profiles == first.num_profiles
+    first.select_profile(1, None)
+    first.set_tensor_address("x", 256)
+    second.set_tensor_address("x", 512)
+    addressed = [c for c in module.calls if c[0] == "set_tensor_address"]
+    assert addressed == [("set_tensor_address", 1, "x", 256), ("set_tensor_address", 2, "x", 512)]
+    first.close()
+    second.set_input_shape("x", (3, 4))
+    second.enqueue(7)
+    assert module.calls[-1] == ("execute_async_v3", 2, 7)
+    second.close()
+    with pytest.raises(InvalidArgumentError, match="closed"):
+        provider.create_execution_context(second, options())
+
+
+def test_the_first_loads_weight_streaming_budget_stays_in_force(install):
+    (module,) = install(make_module("tensorrt", streamable=1000))
+    provider = TensorRTProvider(["tensorrt"], device_count=lambda: 1, synchronize=lambda: None)
+    first = provider.deserialize(memoryview(PLAN), 0, options(budget=400))
+    second = provider.create_execution_context(first, options(budget=900))
+    assert first._engine.weight_streaming_budget_v2 == 400
+    assert second.streams_weights and first.streams_weights

@@ -189,6 +189,11 @@ AttachHostFn = CFUNCTYPE(None, c_void_p, c_void_p)
 # execute(engine, const TteEngineExecution*, error): the compiled binding
 # implements it for Python providers and reads the struct itself.
 ExecuteFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, ErrorPtr)
+DeviceMemorySizeFn = CFUNCTYPE(TteStatus, c_void_p, c_int32, Int64Ptr, ErrorPtr)
+SetDeviceMemoryFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, c_int64, ErrorPtr)
+CreateExecutionContextFn = CFUNCTYPE(
+    TteStatus, c_void_p, POINTER(TteEngineLoadOptions), POINTER(c_void_p), ErrorPtr
+)
 
 
 class TteEngineProvider(Structure):
@@ -215,6 +220,11 @@ class TteEngineProvider(Structure):
         ("describe_runtime", DescribeRuntimeFn),
         ("attach_host", AttachHostFn),
         ("execute", ExecuteFn),
+        # Python providers leave these two NULL: TensorRT's Python contexts
+        # allocate their own scratch.
+        ("device_memory_size", DeviceMemorySizeFn),
+        ("set_device_memory", SetDeviceMemoryFn),
+        ("create_execution_context", CreateExecutionContextFn),
     ]
 
 

@@ -247,6 +247,20 @@ def _describe_runtime(user_data, text, capacity, error):
         return _fail(error, exc, "describe_runtime")
 
 
+@abi.CreateExecutionContextFn
+def _create_execution_context(engine, options, out_engine, error):
+    try:
+        shared = _engine(engine)
+        created = shared.owner.create_execution_context(shared, _load_options(options))
+        handle = methods.compiled().engine_new(created)
+        with _lock:
+            _engines[handle] = created
+        out_engine[0] = handle
+        return 0
+    except BaseException as exc:
+        return _fail(error, exc, "create_execution_context")
+
+
 @abi.DestroyFn
 def _destroy(engine):
     with _lock:
@@ -307,6 +321,11 @@ def register_provider(provider) -> None:
         engine_capturable=_engine_capturable,
         describe_runtime=_describe_runtime,
         execute=execute,
+        # Set only for providers that can make one: without it the backend
+        # deserializes each load, with no warning.
+        create_execution_context=_create_execution_context
+        if provider.shares_engines
+        else abi.CreateExecutionContextFn(),
     )
     with _lock:
         _providers[provider_id] = provider

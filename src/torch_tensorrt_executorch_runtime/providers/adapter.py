@@ -29,9 +29,10 @@ MAX_RANK = 16
 class EngineAdapter:
     """A Python engine, its I/O tensors checked once and addressed by index."""
 
-    def __init__(self, engine, provider_name: str):
+    def __init__(self, engine, owner: ProviderAdapter):
         self.engine = engine
-        self.provider_name = provider_name
+        self.owner = owner
+        provider_name = self.provider_name = owner.name
         tensors = list(engine.io_tensors)
         for tensor in tensors:
             if not isinstance(tensor, IoTensor):
@@ -148,6 +149,8 @@ class ProviderAdapter:
         self.memory = memory
         self.capturable = bool(capturable)
         self.kind = kind
+        # Whether the backend may share one deserialized engine between loads of a plan.
+        self.shares_engines = callable(getattr(provider, "create_execution_context", None))
 
     def deserialize(self, plan: memoryview, fields: dict) -> EngineAdapter:
         """`fields`: the load options the backend passed, as EngineLoadOptions' fields."""
@@ -161,7 +164,14 @@ class ProviderAdapter:
                 logger.warning("provider '%s' kept a view of the plan past deserialize; it is invalid now", self.name)
         if engine is None:
             raise NotAcceptedError(f"provider '{self.name}' does not accept this plan")
-        return EngineAdapter(engine, self.name)
+        return EngineAdapter(engine, self)
+
+    def create_execution_context(self, shared: EngineAdapter, fields: dict) -> EngineAdapter:
+        """Another engine on what `shared` deserialized (providers with create_execution_context)."""
+        engine = self.provider.create_execution_context(shared.engine, EngineLoadOptions(**fields))
+        if engine is None:
+            raise NotSupportedError(f"provider '{self.name}' made no execution context on a loaded engine")
+        return EngineAdapter(engine, self)
 
     def describe_runtime(self) -> str:
         describe = getattr(self.provider, "describe_runtime", None)

@@ -246,6 +246,11 @@ class TensorRTProvider:
             self._runtimes[key] = runtime
             return runtime
 
+    def create_execution_context(self, engine: TensorRTEngine, options: EngineLoadOptions) -> TensorRTEngine:
+        """Another engine object on what `engine` deserialized: one copy of the weights per plan and
+        device however many programs load it (the backend's share_engines)."""
+        return engine.share(options)
+
     def deserialize(self, plan: memoryview, device_id: int, options: EngineLoadOptions):
         if bytes(plan[: len(TEST_ENGINE_MAGIC)]) == TEST_ENGINE_MAGIC:
             raise NotAcceptedError("a test-engine plan is not a TensorRT plan")
@@ -368,9 +373,15 @@ def _format_problem(trt, engine, name: str, profile: int) -> str | None:
 
 
 class TensorRTEngine:
-    """One deserialized engine and one execution context per optimization profile."""
+    """A deserialized engine and one execution context per optimization profile.
 
-    def __init__(self, module_name: str, trt, engine, options: EngineLoadOptions, provider: TensorRTProvider):
+    Several TensorRTEngine objects may share one deserialized engine (`share`): each has its own
+    contexts, profile, shapes and addresses; the ICudaEngine lives while any of them holds it
+    (Python references; TensorRT's contexts keep their engine alive too).
+    """
+
+    def __init__(self, module_name: str, trt, engine, options: EngineLoadOptions, provider: TensorRTProvider,
+                 *, shared: TensorRTEngine | None = None):
         self._module_name = module_name
         self._trt = trt
         self._engine = engine
@@ -379,12 +390,25 @@ class TensorRTEngine:
         self._profile = 0
         self._runtime_cache = None
         self._runtime_cache_path = options.runtime_cache_path
-        self._check_capability()
-        self.streams_weights = self._apply_weight_streaming(options.weight_streaming_budget)
-        self.io_tensors = self._describe()
+        if shared is None:
+            self._check_capability()
+            # Engine-wide (weight streaming budget): the first load's stays in force for every
+            # engine object that shares it (engine_provider.h, create_execution_context).
+            self.streams_weights = self._apply_weight_streaming(options.weight_streaming_budget)
+            self.io_tensors = self._describe()
+        else:
+            self.streams_weights = shared.streams_weights
+            self.io_tensors = shared.io_tensors
         self.num_profiles = max(1, int(engine.num_optimization_profiles))
         self._create_contexts()
-        self._refuse_data_dependent_outputs()
+        if shared is None:
+            self._refuse_data_dependent_outputs()
+
+    def share(self, options: EngineLoadOptions) -> TensorRTEngine:
+        """Another engine object on this deserialized engine, with contexts of its own."""
+        if self._engine is None:
+            raise InvalidArgumentError("the engine was closed; it cannot be shared")
+        return TensorRTEngine(self._module_name, self._trt, self._engine, options, self._provider, shared=self)
 
     def _check_capability(self) -> None:
         capability = getattr(self._engine, "engine_capability", None)

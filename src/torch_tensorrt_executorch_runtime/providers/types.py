@@ -74,4 +74,11 @@ class EngineProvider(Protocol):
         """Return an engine, or None / raise NotAcceptedError for a plan in another format."""
 
     # Optional: describe_runtime() -> str, one line for `doctor` about the
-    # runtime it uses.
+    # runtime it uses; create_execution_context(engine, options) -> Engine,
+    # another engine object on what `engine` deserialized (its own execution
+    # contexts, profile, shapes and addresses; `options` as for deserialize,
+    # whose engine-wide fields of the first load stay in force). With it the
+    # backend deserializes a plan once per process and device and gives each
+    # further load of it such an engine (load option share_engines); the
+    # deserialized engine must live until the last engine object on it is
+    # closed, in any order.
