@@ -214,7 +214,9 @@ function(tte_add_native_provider major root_var beside)
     # (the provider library, its test) links TensorRT too.
     target_link_libraries(${_objects} PUBLIC "${_library}")
   endif()
-  target_compile_options(${_objects} PRIVATE -Wall -Wextra)
+  # Sections per function and object, dropped at link when unreached (the
+  # wheel's size budget; see the plugin's target).
+  target_compile_options(${_objects} PRIVATE -Wall -Wextra -ffunction-sections -fdata-sections)
   tte_glibc_compat(${_objects})
 
   set(_provider tte_provider_tensorrt${major})
@@ -224,7 +226,7 @@ function(tte_add_native_provider major root_var beside)
   # --no-undefined: a TensorRT function called by name (rather than through
   # the library found at run time) fails the link instead of the user's import.
   target_link_options(${_provider} PRIVATE
-    "LINKER:--no-undefined" "LINKER:--enable-new-dtags")
+    "LINKER:--no-undefined" "LINKER:--enable-new-dtags" "LINKER:--gc-sections")
   set_target_properties(${_provider} PROPERTIES
     SKIP_BUILD_RPATH OFF
     BUILD_RPATH "${TTE_CUDA_ROOT}/lib;${TTE_CUDA_ROOT}/lib64"
