@@ -366,3 +366,42 @@ def test_a_file_rewritten_in_place_is_a_new_plan(tte, host_provider, tmp_path):
     third.close()
     first.close()
     second.close()
+
+
+def test_a_method_loaded_after_an_in_place_rewrite_does_not_take_the_old_engine(tte, host_provider, tmp_path):
+    """Opened while settled, rewritten before its method loads (size and mtime kept): the segment read
+    then is the new file's, so it is hashed, never keyed by the identity the program was opened with."""
+    import os
+
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    def add_one(rows, cols):
+        spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [rows, cols])],
+                                [TensorSpec("y", "float32", ["x:0", "x:1"])])
+        out = tmp_path / f"add_one_{rows}x{cols}.pte"
+        pack_program(out, [spec])
+        return out.read_bytes()
+
+    old, new = add_one(2, 3), add_one(3, 2)
+    assert len(old) == len(new)
+    path = tmp_path / "p.pte"
+    path.write_bytes(old)
+    _wait_until_settled(path)
+    first = tte.load(path, options={"provider": host_provider})
+    first.run([np.ones((2, 3), np.float32)])  # the old file's engine, keyed by its identity
+    second = tte.load(path, options={"provider": host_provider})  # opened, its method not loaded yet
+    stat = path.stat()
+    with open(path, "r+b") as f:
+        f.write(new)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    tte.reset_runtime_stats()
+    try:
+        second.run([np.ones((2, 3), np.float32)])
+    except Exception:  # the new plan does not fit the method the old file declared: an error is right
+        pass
+    stats = tte.runtime_stats()
+    assert stats["shared_engine_reuses"] == 0, "the old file's engine was reused for the new bytes"
+    assert stats["plan_digests"] == 1, stats
+    first.close()
+    second.close()

@@ -52,7 +52,7 @@ Status file_loader(const WatchedFile& file, const char* what, bool track_segment
     return step.failed(loader.error(), std::string("cannot open ") + what + " '" + file.path() + "'");
   }
   if (track_segments && file.settled()) {
-    *out = std::make_unique<TrackedFileLoader>(std::move(*loader), file.identity_key());
+    *out = std::make_unique<TrackedFileLoader>(std::move(*loader), file.path(), file.identity_key());
   } else {
     *out = std::make_unique<FileDataLoader>(std::move(*loader));
   }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/segment_origins.h"
+#include "program/watched_file.h"
 
 namespace tte {
 
@@ -27,6 +28,12 @@ et::Result<et::FreeableBuffer> TrackedFileLoader::load(size_t offset, size_t siz
                                                        const SegmentInfo& segment_info) const {
   et::Result<et::FreeableBuffer> loaded = inner_.load(offset, size, segment_info);
   if (!loaded.ok() || segment_info.segment_type != SegmentInfo::Type::Backend) {
+    return loaded;
+  }
+  // Asked after the read: a change during or before it shows in the change
+  // time, one after it did not touch the bytes read.
+  std::string now;
+  if (!WatchedFile::current_identity_key(path_, &now) || now != file_identity_) {
     return loaded;
   }
   auto* held = new (std::nothrow) HeldSegment{std::move(*loaded)};

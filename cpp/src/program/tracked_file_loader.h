@@ -16,11 +16,14 @@ namespace tte {
 
 class TrackedFileLoader final : public executorch::runtime::DataLoader {
  public:
-  // `file_identity`: WatchedFile::identity_key() of the file `inner` reads,
-  // opened before it (the program checks the file is unchanged after every
-  // load, so the identity stays true of what was read).
-  TrackedFileLoader(executorch::extension::FileDataLoader inner, std::string file_identity)
-      : inner_(std::move(inner)), file_identity_(std::move(file_identity)) {}
+  // `file_identity`: WatchedFile::identity_key() of the file at `path` that
+  // `inner` reads, taken when the program opened it. A segment is recorded
+  // only when `path` still has that identity after the segment was read: a
+  // file rewritten, renamed or replaced since (its change time, size or
+  // inode differ) leaves its segments unrecorded, so they are hashed.
+  TrackedFileLoader(executorch::extension::FileDataLoader inner, std::string path,
+                    std::string file_identity)
+      : inner_(std::move(inner)), path_(std::move(path)), file_identity_(std::move(file_identity)) {}
 
   executorch::runtime::Result<executorch::runtime::FreeableBuffer> load(
       size_t offset, size_t size, const SegmentInfo& segment_info) const override;
@@ -32,6 +35,7 @@ class TrackedFileLoader final : public executorch::runtime::DataLoader {
 
  private:
   executorch::extension::FileDataLoader inner_;
+  std::string path_;
   std::string file_identity_;
 };
 

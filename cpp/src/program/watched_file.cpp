@@ -104,11 +104,26 @@ Status WatchedFile::open(const std::string& path, const char* what,
 
 WatchedFile::~WatchedFile() { ::close(fd_); }
 
-std::string WatchedFile::identity_key() const {
-  return std::to_string(opened_.dev_major) + ':' + std::to_string(opened_.dev_minor) + ':' +
-         std::to_string(opened_.inode) + ':' + std::to_string(opened_.size) + ':' +
-         std::to_string(opened_.mtime_sec) + '.' + std::to_string(opened_.mtime_nsec) + ':' +
-         std::to_string(opened_.ctime_sec) + '.' + std::to_string(opened_.ctime_nsec);
+namespace {
+
+std::string key_of(const WatchedFile::Identity& id) {
+  return std::to_string(id.dev_major) + ':' + std::to_string(id.dev_minor) + ':' +
+         std::to_string(id.inode) + ':' + std::to_string(id.size) + ':' +
+         std::to_string(id.mtime_sec) + '.' + std::to_string(id.mtime_nsec) + ':' +
+         std::to_string(id.ctime_sec) + '.' + std::to_string(id.ctime_nsec);
+}
+
+}  // namespace
+
+std::string WatchedFile::identity_key() const { return key_of(opened_); }
+
+bool WatchedFile::current_identity_key(const std::string& path, std::string* out) {
+  Identity now;
+  if (!identify(-1, path, &now)) {
+    return false;
+  }
+  *out = key_of(now);
+  return true;
 }
 
 Status WatchedFile::unchanged(bool path_too) const {

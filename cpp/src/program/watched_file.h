@@ -41,6 +41,9 @@ class WatchedFile {
   // restores both times to the nanosecond (the change time cannot be set
   // by a caller; the kernel sets it on every write).
   std::string identity_key() const;
+  // The same text for the file `path` names now; false when it cannot be
+  // asked.
+  static bool current_identity_key(const std::string& path, std::string* out);
 
   // Whether the file's change time was at least kSettledSeconds before it
   // was opened. Only then does identity_key() name its contents: a file
