@@ -322,22 +322,28 @@ def test_loads_of_one_file_share_the_engine_without_hashing_it(tte, host_provide
         program.close()
 
 
-def test_a_file_rewritten_in_place_is_a_new_plan(tte, host_provider, tmp_path):
-    """Same path, inode, size and modification time, other contents: never the old engine."""
-    import os
-
+def _same_size_programs(folder):
+    """Two add_one programs of the same file size whose plans differ ([2, 3] and [3, 2] inputs)."""
     from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
     from torch_tensorrt_executorch_runtime.testing import test_engine_spec
 
     def add_one(rows, cols):
         spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [rows, cols])],
                                 [TensorSpec("y", "float32", ["x:0", "x:1"])])
-        out = tmp_path / f"add_one_{rows}x{cols}.pte"
+        out = folder / f"add_one_{rows}x{cols}.pte"
         pack_program(out, [spec])
         return out.read_bytes()
 
     old, new = add_one(2, 3), add_one(3, 2)
     assert len(old) == len(new) and old != new
+    return old, new
+
+
+def test_a_file_rewritten_in_place_is_a_new_plan(tte, host_provider, tmp_path):
+    """Same path, inode, size and modification time, other contents: never the old engine."""
+    import os
+
+    old, new = _same_size_programs(tmp_path)
     path = tmp_path / "p.pte"
     path.write_bytes(old)
     _wait_until_settled(path)
@@ -373,18 +379,7 @@ def test_a_method_loaded_after_an_in_place_rewrite_does_not_take_the_old_engine(
     then is the new file's, so it is hashed, never keyed by the identity the program was opened with."""
     import os
 
-    from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
-    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
-
-    def add_one(rows, cols):
-        spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [rows, cols])],
-                                [TensorSpec("y", "float32", ["x:0", "x:1"])])
-        out = tmp_path / f"add_one_{rows}x{cols}.pte"
-        pack_program(out, [spec])
-        return out.read_bytes()
-
-    old, new = add_one(2, 3), add_one(3, 2)
-    assert len(old) == len(new)
+    old, new = _same_size_programs(tmp_path)
     path = tmp_path / "p.pte"
     path.write_bytes(old)
     _wait_until_settled(path)

@@ -118,6 +118,15 @@ def _load_options(options) -> dict:
 # ---- callbacks ---------------------------------------------------------------
 
 
+def _hand_out(engine, out_engine) -> int:
+    """Give the backend a handle on `engine` (an EngineAdapter) and keep it until destroy."""
+    handle = methods.compiled().engine_new(engine)
+    with _lock:
+        _engines[handle] = engine
+    out_engine[0] = handle
+    return 0
+
+
 @abi.DeserializeFn
 def _deserialize(user_data, plan, plan_size, options, out_engine, error):
     try:
@@ -125,12 +134,7 @@ def _deserialize(user_data, plan, plan_size, options, out_engine, error):
         if provider is None:
             raise LookupError("deserialize called for a released provider")
         raw = (ctypes.c_char * plan_size).from_address(plan) if plan_size else (ctypes.c_char * 0)()
-        engine = provider.deserialize(memoryview(raw).cast("B"), _load_options(options))
-        handle = methods.compiled().engine_new(engine)
-        with _lock:
-            _engines[handle] = engine
-        out_engine[0] = handle
-        return 0
+        return _hand_out(provider.deserialize(memoryview(raw).cast("B"), _load_options(options)), out_engine)
     except BaseException as exc:
         return _fail(error, exc, "deserialize")
 
@@ -251,12 +255,7 @@ def _describe_runtime(user_data, text, capacity, error):
 def _create_execution_context(engine, options, out_engine, error):
     try:
         shared = _engine(engine)
-        created = shared.owner.create_execution_context(shared, _load_options(options))
-        handle = methods.compiled().engine_new(created)
-        with _lock:
-            _engines[handle] = created
-        out_engine[0] = handle
-        return 0
+        return _hand_out(shared.owner.create_execution_context(shared, _load_options(options)), out_engine)
     except BaseException as exc:
         return _fail(error, exc, "create_execution_context")
 
