@@ -173,8 +173,12 @@ def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log
                                 stdout=log_file, stderr=subprocess.STDOUT)
     if result.returncode != 0:
         print(log_path.read_text()[-3000:])
-        # The build and test scripts keep their output beside them.
-        logs = sorted(OUTPUT.glob("*/*/*/conda_build.log"), key=lambda p: p.stat().st_mtime)
+        # The build and test scripts keep their output beside them: a recipe's test
+        # scripts in the output's test folder, the python tests' `pip check` in the
+        # package's folder of rattler's package cache.
+        cache = Path(os.environ.get("RATTLER_CACHE_DIR", Path.home() / ".cache" / "rattler" / "cache"))
+        logs = sorted([*OUTPUT.glob("*/*/*/conda_build.log"), *cache.glob("pkgs/*/conda_build.log")],
+                      key=lambda p: p.stat().st_mtime)
         if logs:
             print(f"--- {logs[-1]}")
             print(logs[-1].read_text()[-6000:])

@@ -571,6 +571,28 @@ def python_abi3_standins() -> list[Standin]:
 # Run dependencies of the pure-Python stand-ins (as conda-forge's packages declare them).
 PURE_DEPENDS = {"scikit-build-core": ["packaging", "pathspec"]}
 
+# Console scripts conda-forge's noarch packages declare (info/link.json): an
+# installed environment has them in bin/. rattler-build's python tests run
+# `pip check` through PATH, so without bin/pip the test would run whatever pip
+# comes next on PATH and check another environment.
+ENTRY_POINTS = {"pip": {"pip": "pip._internal.cli.main:main", "pip3": "pip._internal.cli.main:main"}}
+
+
+def write_entry_points(files: Path, scripts: dict[str, str]) -> None:
+    """Console scripts of a noarch python stand-in (python-scripts/ installs to bin/)."""
+    if not scripts:
+        return
+    folder = files / "python-scripts"
+    folder.mkdir(parents=True, exist_ok=True)
+    for command, target in scripts.items():
+        module, _, function = target.partition(":")
+        script = folder / command
+        script.write_text("#!/usr/bin/env python\n"
+                          "import sys\n"
+                          f"from {module} import {function}\n"
+                          f"sys.exit({function}())\n")
+        script.chmod(0o755)
+
 
 def python_package_standins(work: Path, platform: str) -> list[Standin]:
     """PyPI's wheels of the Python packages the recipe's outputs and tests use."""
@@ -587,6 +609,7 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
             run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
                  str(d / "site-packages"), str(whl)], stderr=subprocess.DEVNULL)
             shutil.rmtree(d / "site-packages" / "bin", ignore_errors=True)
+            write_entry_points(d, ENTRY_POINTS.get(conda_name, {}))
             out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
                                files=d, depends=["python", *PURE_DEPENDS.get(conda_name, [])], noarch_python=True))
     binary = ["numpy"] + (["psutil"] if platform == "linux-64" else [])
