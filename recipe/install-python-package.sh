@@ -26,8 +26,13 @@ runner="${PREFIX}/bin/tte-run"
 [ -e "${runner}" ] && mv "${runner}" tte-run.runner
 # pip installs the Python sources only (a pure wheel, whose tag names no
 # CPython ABI nor, when cross-compiling, the build machine); the binding is
-# built below.
-"${PYTHON}" -m pip install . --no-deps --no-build-isolation -vv -C wheel.cmake=false -C wheel.py-api=py3
+# built below. The tag is given outright: pyproject.toml's per-machine
+# wheel.tags (the release wheels' manylinux tags) would otherwise win over
+# wheel.py-api and, in a cross build, name the build machine's architecture,
+# which `pip check` in the target's environment reports as "not supported on
+# this platform".
+"${PYTHON}" -m pip install . --no-deps --no-build-isolation -vv -C wheel.cmake=false -C wheel.py-api=py3 \
+  -C wheel.tags=py3-none-any
 if [ -e tte-run.runner ]; then mv -f tte-run.runner "${runner}"; else rm -f "${runner}"; fi
 
 package="${SP_DIR}/torch_tensorrt_executorch_runtime"

@@ -572,25 +572,24 @@ def python_abi3_standins() -> list[Standin]:
 PURE_DEPENDS = {"scikit-build-core": ["packaging", "pathspec"]}
 
 # Console scripts conda-forge's noarch packages declare (info/link.json): an
-# installed environment has them in bin/. rattler-build's python tests run
-# `pip check` through PATH, so without bin/pip the test would run whatever pip
-# comes next on PATH and check another environment.
-ENTRY_POINTS = {"pip": {"pip": "pip._internal.cli.main:main", "pip3": "pip._internal.cli.main:main"}}
+# installed environment has them in bin/, run by that environment's python.
+# rattler-build's python tests run `pip check` through PATH, so without bin/pip
+# the test would run whatever pip comes next on PATH and check another
+# environment. command -> the module that `python -m` runs.
+ENTRY_POINTS = {"pip": {"pip": "pip", "pip3": "pip"}}
 
 
 def write_entry_points(files: Path, scripts: dict[str, str]) -> None:
-    """Console scripts of a noarch python stand-in (python-scripts/ installs to bin/)."""
+    """Console scripts of a noarch python stand-in (python-scripts/ installs to bin/). Each runs
+    the python beside it, found at run time, as conda's entry points run their prefix's python
+    (a linux-aarch64 environment's python then runs under qemu-user like every test command)."""
     if not scripts:
         return
     folder = files / "python-scripts"
     folder.mkdir(parents=True, exist_ok=True)
-    for command, target in scripts.items():
-        module, _, function = target.partition(":")
+    for command, module in scripts.items():
         script = folder / command
-        script.write_text("#!/usr/bin/env python\n"
-                          "import sys\n"
-                          f"from {module} import {function}\n"
-                          f"sys.exit({function}())\n")
+        script.write_text(f'#!/bin/sh\nexec "$(dirname -- "$0")/python" -m {module} "$@"\n')
         script.chmod(0o755)
 
 
