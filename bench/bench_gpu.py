@@ -230,7 +230,7 @@ def fresh_tensor_loop(programs: Path, baselines: PythonBaselines, steps: int, ro
             assert torch.equal(y, xs[i] + 1), "add_one gave a wrong result"
     reused = torch.empty(256, device="cuda")
     replays: list[float] = []
-    io_bytes: list[float] = []
+    updates: list[float] = []
     d2d_bytes: list[float] = []
 
     def loop_of(p, counted: bool = False, copy_into_reused: bool = False):
@@ -249,7 +249,7 @@ def fresh_tensor_loop(programs: Path, baselines: PythonBaselines, steps: int, ro
             if counted:
                 after = tte.runtime_stats()
                 replays.append((after["graph_replays"] - before["graph_replays"]) / steps)
-                io_bytes.append((after["graph_io_bytes"] - before["graph_io_bytes"]) / steps)
+                updates.append((after["graph_updates"] - before["graph_updates"]) / steps)
                 d2d_bytes.append((after["d2d_bytes"] - before["d2d_bytes"]) / steps)
             assert torch.equal(outputs[-1], xs[-1] + 1), "add_one gave a wrong result in the loop"
             return elapsed
@@ -266,11 +266,11 @@ def fresh_tensor_loop(programs: Path, baselines: PythonBaselines, steps: int, ro
     for measure in measures.values():  # warm-up: the captures happen here
         measure()
     replays.clear()
-    io_bytes.clear()
+    updates.clear()
     d2d_bytes.clear()
     figures = interleaved_rounds(measures, rounds)
     return {"steps": steps, "figures_us": figures, "replays_per_step": replays,
-            "graph_io_bytes_per_step": io_bytes, "d2d_bytes_per_step": d2d_bytes}
+            "graph_updates_per_step": updates, "d2d_bytes_per_step": d2d_bytes}
 
 
 def host_staging(programs: Path, calls: int, rounds: int) -> dict:
@@ -528,7 +528,7 @@ def main() -> int:
         "steps": fresh["steps"],
         "per_step_us": {name: summary(values) for name, values in figures.items()},
         "replays_per_step": summary(fresh["replays_per_step"]),
-        "graph_io_bytes_per_step": summary(fresh["graph_io_bytes_per_step"]),
+        "graph_updates_per_step": summary(fresh["graph_updates_per_step"]),
         "d2d_bytes_per_step": summary(fresh["d2d_bytes_per_step"]),
         "copy_time_us_at_d2d_bandwidth": summary(copy_us),
     }
@@ -547,9 +547,9 @@ def main() -> int:
               statistics.median(figures["graphs_fresh"]), r)
     # The alternatives for moving tensors, natively (tte-cuda-baselines), against a fixed-buffer graph.
     fixed = native["fixed_graph_launch_us"]["median"]
-    for key, label in (("fresh_stream_copies_us", "copies around a graph launch (what the cache does)"),
+    for key, label in (("fresh_stream_copies_us", "copies around a graph launch"),
                        ("fresh_memcpy_nodes_us", "memcpy nodes re-pointed in the graph"),
-                       ("fresh_exec_update_us", "re-capture + cudaGraphExecUpdate"),
+                       ("fresh_exec_update_us", "re-capture + cudaGraphExecUpdate (what the cache does)"),
                        ("fresh_plain_launch_us", "no graph, kernel on the new addresses")):
         reference(f"(native) moving tensors: {label} / fixed graph", native[key]["median"], fixed)
 

@@ -17,9 +17,10 @@ namespace {
 
 std::vector<std::string>* g_calls = nullptr;
 bool g_fail_end_capture = false;
-bool g_fail_allocate = false;
-int g_buffers_live = 0;
-uintptr_t g_next_buffer = 0x100000;
+bool g_refuse_update = false;
+bool g_fail_instantiate = false;
+int g_execs_live = 0;
+uintptr_t g_next_exec = 0x2;
 
 void record(const std::string& call) { g_calls->push_back(call); }
 
@@ -38,7 +39,11 @@ cudaError_t fake_end(cudaStream_t, cudaGraph_t* graph) {
 }
 cudaError_t fake_instantiate(cudaGraphExec_t* exec, cudaGraph_t) {
   record("instantiate");
-  *exec = reinterpret_cast<cudaGraphExec_t>(0x2);
+  if (g_fail_instantiate) {
+    return cudaErrorInvalidValue;
+  }
+  *exec = reinterpret_cast<cudaGraphExec_t>(g_next_exec++);
+  ++g_execs_live;
   return cudaSuccess;
 }
 cudaError_t fake_launch(cudaGraphExec_t, cudaStream_t) {
@@ -46,53 +51,38 @@ cudaError_t fake_launch(cudaGraphExec_t, cudaStream_t) {
   return cudaSuccess;
 }
 void fake_destroy_graph(cudaGraph_t) {}
-void fake_destroy_exec(cudaGraphExec_t) {}
-cudaError_t fake_allocate(void** memory, size_t bytes) {
-  if (g_fail_allocate) {
-    return cudaErrorMemoryAllocation;
-  }
-  *memory = reinterpret_cast<void*>(g_next_buffer);
-  g_next_buffer += (bytes + 0xfff) & ~size_t{0xfff};
-  ++g_buffers_live;
-  return cudaSuccess;
-}
-void fake_free(void*) { --g_buffers_live; }
-cudaError_t fake_copy(void* dst, const void* src, size_t bytes, cudaStream_t) {
-  const bool in = reinterpret_cast<uintptr_t>(dst) >= 0x100000;
-  record(std::string(in ? "copy in " : "copy out ") + std::to_string(bytes));
-  (void)src;
-  return cudaSuccess;
+void fake_destroy_exec(cudaGraphExec_t) { --g_execs_live; }
+cudaError_t fake_update(cudaGraphExec_t, cudaGraph_t) {
+  record("update");
+  return g_refuse_update ? cudaErrorGraphExecUpdateFailure : cudaSuccess;
 }
 
-const CudaGraphCalls kFakeCalls{&fake_synchronize, &fake_begin,        &fake_end,
-                                &fake_instantiate, &fake_launch,       &fake_destroy_graph,
-                                &fake_destroy_exec, &fake_allocate,    &fake_free,
-                                &fake_copy};
+const CudaGraphCalls kFakeCalls{&fake_synchronize, &fake_begin,         &fake_end,
+                                &fake_instantiate, &fake_launch,        &fake_destroy_graph,
+                                &fake_destroy_exec, &fake_update};
 
-// Caller addresses are small numbers, owned buffers from 0x100000 up.
 void* at(uintptr_t address) { return reinterpret_cast<void*>(address); }
 
-// One input x and one output y of 64 bytes each.
-std::vector<GraphArgument> io(uintptr_t x, uintptr_t y, bool may_move = true) {
-  return {GraphArgument{at(x), 64, true, may_move}, GraphArgument{at(y), 64, false, may_move}};
-}
+// One input x and one output y.
+std::vector<void*> io(uintptr_t x, uintptr_t y) { return {at(x), at(y)}; }
 
 class GraphCache : public testing::Test {
  protected:
   void SetUp() override {
     g_calls = &calls_;
     g_fail_end_capture = false;
-    g_fail_allocate = false;
-    g_buffers_live = 0;
+    g_refuse_update = false;
+    g_fail_instantiate = false;
+    g_execs_live = 0;
   }
   void TearDown() override { g_calls = nullptr; }
 
   // Runs the shape set `key` with `arguments`; the enqueue writes down the
   // addresses it was given.
   Status run(CudaGraphCache& cache, std::vector<int64_t> key,
-             std::vector<GraphArgument> arguments = io(0x10, 0x20), bool capturable = true) {
+             std::vector<void*> addresses = io(0x10, 0x20), bool capturable = true) {
     return cache.run(
-        key, arguments, nullptr,
+        key, addresses, nullptr,
         [this](const std::vector<void*>& addresses) {
           record("enqueue");
           enqueued_at_ = addresses;
@@ -121,7 +111,7 @@ using Calls = std::vector<std::string>;
 // (NvInferRuntime.h:4272). The captured graph is not launched: the plain
 // enqueue already did the call's work.
 TEST_F(GraphCache, CapturesRightAfterAPlainEnqueueAndSynchronize) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+  CudaGraphCache cache(8, kFakeCalls);
   ASSERT_TRUE(run(cache, {1, 4}).ok());
   EXPECT_EQ(calls_, (Calls{"enqueue"})) << "the first sight of a shape set runs plainly";
   calls_.clear();
@@ -133,13 +123,13 @@ TEST_F(GraphCache, CapturesRightAfterAPlainEnqueueAndSynchronize) {
   ASSERT_TRUE(run(cache, {1, 4}).ok());
   EXPECT_EQ(calls_, (Calls{"launch"}));
   EXPECT_EQ(cache.replays(), 1u);
-  EXPECT_EQ(cache.copies(), 0u) << "a caller that reuses its buffers needs no copies";
+  EXPECT_EQ(cache.updates(), 0u) << "a caller that reuses its buffers needs no update";
 }
 
 // Other shapes in between: the capture of {1, 4} still follows its own
 // plain enqueue, never another shape set's.
 TEST_F(GraphCache, AnotherSignatureInBetweenDoesNotBreakTheOrder) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+  CudaGraphCache cache(8, kFakeCalls);
   ASSERT_TRUE(run(cache, {1, 4}).ok());
   ASSERT_TRUE(run(cache, {2, 4}).ok());
   calls_.clear();
@@ -155,7 +145,7 @@ TEST_F(GraphCache, AnotherSignatureInBetweenDoesNotBreakTheOrder) {
 // runs plainly, never by launching the other shape set's graph, and a graph
 // is never shared between execution contexts.
 TEST_F(GraphCache, AShapeOrContextChangeRunsPlainlyFirst) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+  CudaGraphCache cache(8, kFakeCalls);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(cache, {/*context*/ 7, /*profile*/ 0, 1, 4}).ok());
   ASSERT_EQ(count("launch"), 1);
   calls_.clear();
@@ -176,7 +166,7 @@ TEST_F(GraphCache, AShapeOrContextChangeRunsPlainlyFirst) {
 // other shapes (weight streaming, say, may only hold for some), and the
 // refusal is counted.
 TEST_F(GraphCache, CannotCaptureIsDecidedPerShapeSet) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+  CudaGraphCache cache(8, kFakeCalls);
   RuntimeStats::instance().reset();
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(run(cache, {3}, io(0x10, 0x20), /*capturable=*/false).ok());
   EXPECT_EQ(cache.num_graphs(), 0u);
@@ -193,7 +183,7 @@ TEST_F(GraphCache, CannotCaptureIsDecidedPerShapeSet) {
 
 // An evicted shape set is forgotten, its refusal too: asked again later.
 TEST_F(GraphCache, AnEvictedShapeSetIsAskedAgain) {
-  CudaGraphCache cache(2, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+  CudaGraphCache cache(2, kFakeCalls);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {3}, io(0x10, 0x20), false).ok());
   ASSERT_TRUE(run(cache, {4}).ok());
   ASSERT_TRUE(run(cache, {5}).ok());  // evicts {3}
@@ -206,7 +196,7 @@ TEST_F(GraphCache, AnEvictedShapeSetIsAskedAgain) {
 // A failed capture leaves that shape set to plain enqueues; others may still
 // be captured.
 TEST_F(GraphCache, AFailedCaptureFallsBackForThatShapeSetOnly) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+  CudaGraphCache cache(8, kFakeCalls);
   g_fail_end_capture = true;
   ASSERT_TRUE(run(cache, {5}).ok());
   ASSERT_TRUE(run(cache, {5}).ok());
@@ -218,121 +208,115 @@ TEST_F(GraphCache, AFailedCaptureFallsBackForThatShapeSetOnly) {
   EXPECT_EQ(cache.num_graphs(), 1u);
 }
 
-// A caller passing a fresh input tensor on every call (new address each
-// time) replays one graph captured on the cache's own input buffer: the
-// input is copied in before the launch; the output, which stayed where it
-// was, is used in place.
-TEST_F(GraphCache, FreshInputAddressesReplayOneGraphThroughOwnedBuffers) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+// A caller passing fresh tensors on every call (new addresses each time)
+// replays one graph: the enqueue is captured again at the new addresses
+// (nothing runs), the executable graph is updated in place, then launched.
+// No copies, no instantiate, no synchronize after the first capture.
+TEST_F(GraphCache, FreshAddressesUpdateTheGraphInPlace) {
+  CudaGraphCache cache(8, kFakeCalls);
   RuntimeStats::instance().reset();
   ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
   calls_.clear();
-  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x20)).ok());
-  EXPECT_EQ(calls_, (Calls{"copy in 64", "enqueue", "synchronize", "capturable?", "begin_capture",
-                           "enqueue", "end_capture", "instantiate"}));
-  ASSERT_EQ(enqueued_at_.size(), 2u);
-  EXPECT_GE(reinterpret_cast<uintptr_t>(enqueued_at_[0]), 0x100000u) << "the owned buffer";
-  EXPECT_EQ(enqueued_at_[1], at(0x20)) << "the output did not move: used where it is";
-  EXPECT_EQ(cache.owned_bytes(), 64u);
-  for (uintptr_t x = 0x40; x < 0x40 + 100 * 0x10; x += 0x10) {
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
+  EXPECT_EQ(calls_, (Calls{"enqueue", "synchronize", "capturable?", "begin_capture", "enqueue",
+                           "end_capture", "instantiate"}))
+      << "the second call is the shape set's warm-up and first capture, wherever its tensors are";
+  for (uintptr_t x = 0x100; x < 0x100 + 100 * 0x20; x += 0x20) {
     calls_.clear();
-    ASSERT_TRUE(run(cache, {1}, io(x, 0x20)).ok());
-    ASSERT_EQ(calls_, (Calls{"copy in 64", "launch"})) << x;
+    ASSERT_TRUE(run(cache, {1}, io(x, x + 0x10)).ok());
+    ASSERT_EQ(calls_, (Calls{"capturable?", "begin_capture", "enqueue", "end_capture", "update", "launch"}))
+        << x;
+    ASSERT_EQ(enqueued_at_, io(x, x + 0x10)) << "captured at the call's own addresses";
   }
   EXPECT_EQ(cache.replays(), 100u);
+  EXPECT_EQ(cache.updates(), 100u);
   EXPECT_EQ(cache.num_graphs(), 1u);
-  EXPECT_EQ(cache.copies(), 101u);
-  EXPECT_EQ(RuntimeStats::instance().graph_io_copies.load(), 101u);
-  EXPECT_EQ(RuntimeStats::instance().graph_io_bytes.load(), 101u * 64);
-  EXPECT_EQ(RuntimeStats::instance().d2d_copies.load(), 101u);
+  EXPECT_EQ(g_execs_live, 1);
+  EXPECT_EQ(RuntimeStats::instance().graph_updates.load(), 100u);
+  EXPECT_EQ(RuntimeStats::instance().graph_captures.load(), 1u);
+  EXPECT_EQ(RuntimeStats::instance().d2d_copies.load(), 0u);
+  EXPECT_EQ(RuntimeStats::instance().enqueues.load(), 2u) << "only the warm-up ran plainly";
 }
 
-// Fresh outputs too: the output is copied out after the launch. An argument
-// that starts moving later joins the owned ones at one new capture.
-TEST_F(GraphCache, AnArgumentThatStartsMovingJoinsTheOwnedOnes) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
-  ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
-  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x20)).ok());
-  calls_.clear();
-  ASSERT_TRUE(run(cache, {1}, io(0x50, 0x60)).ok());
-  EXPECT_EQ(count("instantiate"), 1) << "recaptured with the output owned too";
-  EXPECT_EQ(calls_.back(), "copy out 64");
-  EXPECT_EQ(cache.owned_bytes(), 128u);
-  calls_.clear();
-  ASSERT_TRUE(run(cache, {1}, io(0x70, 0x80)).ok());
-  EXPECT_EQ(calls_, (Calls{"copy in 64", "launch", "copy out 64"}));
-  EXPECT_EQ(cache.num_graphs(), 1u);
-}
-
-// A caller that alternates between fresh tensors and its own reused buffers
-// gets both: a copy-free graph on the buffers it reuses, the owned one for
-// the rest.
-TEST_F(GraphCache, ReusedBuffersKeepACopyFreeGraph) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
+// Back on addresses the graph was last updated to: a plain replay again.
+TEST_F(GraphCache, TheLastAddressesReplayWithoutAnUpdate) {
+  CudaGraphCache cache(8, kFakeCalls);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
   ASSERT_TRUE(run(cache, {1}, io(0x30, 0x20)).ok());
   calls_.clear();
-  ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x20)).ok());
   EXPECT_EQ(calls_, (Calls{"launch"}));
   calls_.clear();
-  ASSERT_TRUE(run(cache, {1}, io(0x90, 0x20)).ok());
-  EXPECT_EQ(calls_, (Calls{"copy in 64", "launch"}));
-  EXPECT_EQ(cache.num_graphs(), 2u);
-}
-
-// In-place (aliased) memory never moves into an owned buffer: when it moves,
-// the call runs plainly on the caller's memory.
-TEST_F(GraphCache, MemoryThatMayNotMoveRunsPlainly) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
-  for (uintptr_t x = 0x10; x < 0x60; x += 0x10) {
-    ASSERT_TRUE(run(cache, {1}, io(x, x, /*may_move=*/false)).ok());
-  }
-  EXPECT_EQ(count("enqueue"), 5);
-  EXPECT_EQ(count("begin_capture"), 0);
-  EXPECT_EQ(cache.copies(), 0u);
-  EXPECT_EQ(g_buffers_live, 0);
-}
-
-// The owned bytes are bounded: older shape sets give theirs up, and a shape
-// set that alone exceeds the bound runs plainly.
-TEST_F(GraphCache, OwnedBuffersAreBounded) {
-  CudaGraphCache cache(8, /*max_owned_bytes=*/128, kFakeCalls);
   ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  EXPECT_EQ(count("update"), 1) << "0x10 was the graph's before the update: updated back";
+}
+
+// An update the runtime refuses (the capture's work differs, not only its
+// parameters) instantiates the new capture in place of the old graph.
+TEST_F(GraphCache, ARefusedUpdateInstantiatesTheNewCapture) {
+  CudaGraphCache cache(8, kFakeCalls);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  g_refuse_update = true;
+  calls_.clear();
   ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
-  EXPECT_EQ(cache.owned_bytes(), 128u);
-  ASSERT_TRUE(run(cache, {2}, io(0x10, 0x20)).ok());
-  ASSERT_TRUE(run(cache, {2}, io(0x50, 0x20)).ok());
-  EXPECT_EQ(cache.owned_bytes(), 64u) << "{1} gave its buffers up for {2}";
-  EXPECT_EQ(g_buffers_live, 1);
-  std::vector<GraphArgument> big = {GraphArgument{at(0x10), 256, true, true},
-                                    GraphArgument{at(0x20), 64, false, true}};
-  ASSERT_TRUE(run(cache, {3}, big).ok());
-  big[0].address = at(0x30);
+  EXPECT_EQ(calls_, (Calls{"capturable?", "begin_capture", "enqueue", "end_capture", "update",
+                           "instantiate", "launch"}));
+  EXPECT_EQ(g_execs_live, 1) << "the old graph was destroyed";
+  EXPECT_EQ(cache.updates(), 0u);
   calls_.clear();
-  ASSERT_TRUE(run(cache, {3}, big).ok());
-  EXPECT_EQ(calls_, (Calls{"enqueue"})) << "over the bound: plainly";
-  EXPECT_EQ(cache.owned_bytes(), 64u);
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
+  EXPECT_EQ(calls_, (Calls{"launch"}));
 }
 
-TEST_F(GraphCache, NoDeviceMemoryForOwnedBuffersRunsPlainly) {
-  CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
-  g_fail_allocate = true;
+// No graph for the new addresses at all: the call still runs, plainly, and
+// the shape set runs plainly from then on.
+TEST_F(GraphCache, AFailedRecaptureRunsTheCallPlainly) {
+  CudaGraphCache cache(8, kFakeCalls);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  g_fail_end_capture = true;
+  calls_.clear();
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
+  EXPECT_EQ(calls_, (Calls{"capturable?", "begin_capture", "enqueue", "end_capture", "enqueue"}));
+  EXPECT_EQ(enqueued_at_, io(0x30, 0x40));
+  EXPECT_EQ(cache.num_graphs(), 0u);
+  EXPECT_EQ(g_execs_live, 0);
+  g_fail_end_capture = false;
+  calls_.clear();
   ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
-  calls_.clear();
-  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x20)).ok());
   EXPECT_EQ(calls_, (Calls{"enqueue"}));
-  EXPECT_EQ(enqueued_at_[0], at(0x30));
-  EXPECT_EQ(cache.owned_bytes(), 0u);
 }
 
-TEST_F(GraphCache, OwnedBuffersAreFreedWithTheCache) {
+TEST_F(GraphCache, AFailedInstantiateAfterARefusedUpdateRunsPlainly) {
+  CudaGraphCache cache(8, kFakeCalls);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  g_refuse_update = true;
+  g_fail_instantiate = true;
+  calls_.clear();
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
+  EXPECT_EQ(calls_.back(), "enqueue");
+  EXPECT_EQ(enqueued_at_, io(0x30, 0x40));
+  EXPECT_EQ(g_execs_live, 0);
+}
+
+// The engine is asked before every capture, re-captures included, and a no
+// leaves the shape set to plain enqueues.
+TEST_F(GraphCache, AnEngineThatStopsBeingCapturableRunsPlainly) {
+  CudaGraphCache cache(8, kFakeCalls);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  calls_.clear();
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40), /*capturable=*/false).ok());
+  EXPECT_EQ(calls_, (Calls{"capturable?", "enqueue"}));
+  EXPECT_EQ(g_execs_live, 0);
+}
+
+TEST_F(GraphCache, GraphsAreDestroyedWithTheCache) {
   {
-    CudaGraphCache cache(8, CudaGraphCache::kDefaultMaxOwnedBytes, kFakeCalls);
-    ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
-    ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
-    EXPECT_EQ(g_buffers_live, 2);
+    CudaGraphCache cache(8, kFakeCalls);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10 + 0x20 * i, 0x20)).ok());
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {2}).ok());
+    EXPECT_EQ(g_execs_live, 2);
   }
-  EXPECT_EQ(g_buffers_live, 0);
+  EXPECT_EQ(g_execs_live, 0);
 }
 
 // Integrated GPUs: pageable host memory only where the device says it can

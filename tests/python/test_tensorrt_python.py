@@ -125,10 +125,19 @@ def make_module(
         def __init__(self):
             pass
 
+    class IOutputAllocator:
+        def __init__(self):
+            pass
+
+    # Data-dependent outputs: what the engine produces on its next run, {name: (bytes asked, shape)}.
+    module.produce = {}
+
     class Context:
         def __init__(self, index):
             self.shapes = {}
             self.index = index
+            self.addresses = {}
+            self.allocators = {}
 
         def set_input_shape(self, tensor, shape):
             module.calls.append(("set_input_shape", tensor, tuple(shape)))
@@ -145,6 +154,12 @@ def make_module(
 
         def set_tensor_address(self, tensor, address):
             module.calls.append(("set_tensor_address", self.index, tensor, address))
+            self.addresses[tensor] = address
+            return True
+
+        def set_output_allocator(self, tensor, allocator):
+            module.calls.append(("set_output_allocator", self.index, tensor))
+            self.allocators[tensor] = allocator
             return True
 
         def set_optimization_profile_async(self, profile, stream):
@@ -155,6 +170,17 @@ def make_module(
 
         def execute_async_v3(self, stream):
             module.calls.append(("execute_async_v3", self.index, stream))
+            # As enqueueV3 does for a data-dependent output: ask its allocator for memory (the
+            # address set is the current memory), fail on nullptr, then tell the shape.
+            for tensor, (size, shape) in module.produce.items():
+                allocator = self.allocators.get(tensor)
+                if allocator is None:
+                    return False
+                memory = allocator.reallocate_output_async(tensor, self.addresses.get(tensor, 0), size, 256, stream)
+                module.calls.append(("allocated", self.index, tensor, memory))
+                if not memory:
+                    return False
+                allocator.notify_shape(tensor, shape)
             return stream != 0xBAD
 
     if stream_capturable is not None:
@@ -295,6 +321,7 @@ def make_module(
             return Engine()
 
     module.ILogger = ILogger
+    module.IOutputAllocator = IOutputAllocator
     module.Runtime = Runtime
     return module
 
@@ -555,8 +582,7 @@ def test_capturable(install):
 
 # What the backend cannot bind is refused at load, as the native provider
 # does: vectorized or channel-last formats (NvInferRuntime.h:1428, kLINEAR
-# only), host-memory tensors (getTensorLocation, :3105), outputs whose shape
-# depends on data (getTensorShape -1 after every input is set, :4139).
+# only) and host-memory tensors (getTensorLocation, :3105).
 def test_non_linear_formats_are_refused(install):
     install(make_module("tensorrt", formats={"x": TensorFormat.CHW4}))
     with pytest.raises(NotSupportedError, match="'x' uses TensorRT format 'Four wide channel vectorized"):
@@ -589,17 +615,111 @@ def test_static_inputs_without_profile_ranges_use_their_shape(install, ranges):
     (trt,) = install(make_module("tensorrt", tensors))
     engine = load()
     assert engine.profile_shape(1, "x") == ((2, 4), (2, 4), (2, 4))
-    assert ("set_input_shape", "x", (2, 4)) in trt.calls, "the data-dependence check sets the static shape"
     tensors[0] = ("x", TensorIOMode.INPUT, DataType.FLOAT, (-1, 4), ranges)
     install(make_module("tensorrt", tensors))
     with pytest.raises(InvalidProgramError, match=r"dynamic input 'x' \(\[-1, 4\]\) no shape range"):
-        load()
+        load().profile_shape(0, "x")
 
 
-def test_data_dependent_outputs_are_refused(install):
-    install(make_module("tensorrt", dynamic_outputs=("y",)))
-    with pytest.raises(NotSupportedError, match="'y' has a data-dependent shape"):
-        load()
+class FakeDeviceMemory:
+    """DeviceBlock's interface over made-up addresses, recording what is asked."""
+
+    def __init__(self, log, device, fail=False):
+        self.log, self.device, self.fail = log, device, fail
+        self.address = self.nbytes = 0
+
+    def reserve(self, nbytes):
+        self.log.append(("reserve", self.device, nbytes))
+        if self.fail:
+            raise MemoryError("out of device memory")
+        if nbytes > self.nbytes:
+            self.address, self.nbytes = 0x10000 * (len(self.log) + 1), nbytes
+        return self.address
+
+    def free(self):
+        self.log.append(("free", self.device, self.nbytes))
+
+
+def data_dependent_engine(install, fail=False, device_id=0):
+    (module,) = install(make_module("tensorrt", dynamic_outputs=("y",)))
+    memory_log = []
+    provider = TensorRTProvider(
+        ["tensorrt"], device_count=lambda: 2, synchronize=lambda: None,
+        device_memory=lambda device: FakeDeviceMemory(memory_log, device, fail),
+    )
+    engine = provider.deserialize(memoryview(PLAN), device_id, options(device_id=device_id))
+    return module, engine, memory_log
+
+
+def test_a_data_dependent_output_gets_an_output_allocator(install):
+    """A -1 after the input shapes are set: the output gets an allocator on the context that runs it
+    (NvInferRuntime.h 11.1 :4371-4373), which hands TensorRT the bound buffer when it fits."""
+    module, engine, memory_log = data_dependent_engine(install)
+    engine.set_input_shape("x", (4, 4))
+    assert engine.get_output_shape("y") == (-1, 4)
+    assert ("set_output_allocator", 0, "y") in module.calls
+    engine.set_tensor_address("y", 0x4000)
+    for produced in [(3, 4), (0, 4), (4, 4)]:
+        module.produce = {"y": (64, produced)}
+        engine.set_output_capacity("y", 64)
+        engine.enqueue(7)
+        assert engine.output_result("y") == (produced, 0x4000)
+    assert memory_log == [], "the bound held every request"
+    assert [c for c in module.calls if c[0] == "set_output_allocator"] == [("set_output_allocator", 0, "y")]
+
+
+def test_a_request_past_the_bound_gets_memory_grown_never_shrunk(install):
+    module, engine, memory_log = data_dependent_engine(install, device_id=1)
+    engine.get_output_shape("y")
+    engine.set_tensor_address("y", 0x4000)
+    results = []
+    for request in (100, 400, 200):
+        module.produce = {"y": (request, (2, 4))}
+        engine.set_output_capacity("y", 64)
+        engine.enqueue(7)
+        results.append(engine.output_result("y"))
+    assert memory_log == [("reserve", 1, 100), ("reserve", 1, 400), ("reserve", 1, 200)]
+    assert results[1] == results[2] and results[0] != results[1], "grown once, then kept"
+    assert all(address != 0x4000 for _, address in results)
+    engine.close()
+    assert memory_log[-1] == ("free", 1, 400)
+
+
+def test_no_memory_fails_the_run_with_the_reason(install):
+    module, engine, _ = data_dependent_engine(install, fail=True)
+    engine.get_output_shape("y")
+    engine.set_tensor_address("y", 0x4000)
+    module.produce = {"y": (100, (2, 4))}
+    engine.set_output_capacity("y", 64)
+    with pytest.raises(ExecutionError, match="enqueue failed"):
+        engine.enqueue(7)
+    with pytest.raises(ExecutionError, match=r"no memory for output 'y' \(100 bytes\): out of device memory"):
+        engine.output_result("y")
+
+
+def test_each_profiles_context_has_its_own_output_allocator(install):
+    module, engine, _ = data_dependent_engine(install)
+    engine.get_output_shape("y")
+    engine.select_profile(1, 7)
+    engine.get_output_shape("y")
+    engine.set_tensor_address("y", 0x8000)
+    module.produce = {"y": (32, (1, 4))}
+    engine.set_output_capacity("y", 64)
+    engine.enqueue(7)
+    assert engine.output_result("y") == ((1, 4), 0x8000)
+    installed = [c for c in module.calls if c[0] == "set_output_allocator"]
+    assert installed == [("set_output_allocator", 0, "y"), ("set_output_allocator", 1, "y")]
+
+
+def test_a_shape_never_reported_is_an_error(install):
+    module, engine, _ = data_dependent_engine(install)
+    engine.get_output_shape("y")
+    engine.set_output_capacity("y", 64)
+    engine.enqueue(7)  # the engine produced nothing: no allocation, no shape
+    with pytest.raises(ExecutionError, match="did not report the shape of data-dependent output 'y'"):
+        engine.output_result("y")
+    with pytest.raises(ExecutionError, match="its shape was never unknown"):
+        engine.output_result("x")
 
 
 def test_safety_engines_are_refused(install):

@@ -380,9 +380,9 @@ typedef struct TteRuntimeStats {
   uint64_t shared_engines;
   uint64_t shared_engine_reuses;
   /* Appended. CUDA graphs (load option cuda_graphs): copies into and out of
-   * the graph-owned I/O buffers that let callers passing fresh tensors
-   * replay a graph (also counted in d2d_copies / d2d_bytes), and the shape
-   * sets an engine said it cannot capture (they run plainly while cached). */
+   * graph-owned I/O buffers (0 since version 0.2: a graph is updated to a
+   * call's new addresses instead, see graph_updates), and the shape sets an
+   * engine said it cannot capture (they run plainly while cached). */
   uint64_t graph_io_copies;
   uint64_t graph_io_bytes;
   uint64_t graph_uncapturable;
@@ -392,6 +392,9 @@ typedef struct TteRuntimeStats {
    * and is not counted here. */
   uint64_t plan_digests;
   uint64_t plan_digest_bytes;
+  /* Appended. CUDA graphs updated in place to the addresses of a call whose
+   * tensors moved (cudaGraphExecUpdate), each before its replay. */
+  uint64_t graph_updates;
 } TteRuntimeStats;
 TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
 TTE_API void tte_reset_runtime_stats(void);

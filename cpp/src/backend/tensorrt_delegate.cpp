@@ -587,27 +587,8 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(engine)));
     key.push_back(current_profile_);
     key.insert(key.end(), input_shapes_.begin(), input_shapes_.end());
-    std::vector<GraphArgument>& arguments = graph_arguments_;
-    arguments.resize(bindings.size());
-    for (size_t a = 0; a < bindings.size(); ++a) {
-      const bool is_input = a < io_.inputs.size();
-      GraphArgument& argument = arguments[a];
-      argument.address = bindings[a].address;
-      argument.nbytes = bindings[a].nbytes;
-      argument.is_input = is_input;
-      // Empty tensors' placeholders never move.
-      argument.may_move = argument.nbytes > 0;
-    }
-    // Memory written in place stays where it is: the caller sees the update
-    // there.
-    for (size_t o = 0; o < io_.outputs.size(); ++o) {
-      if (io_.outputs[o].aliased_input >= 0) {
-        arguments[io_.inputs.size() + o].may_move = false;
-        arguments[static_cast<size_t>(io_.outputs[o].aliased_input)].may_move = false;
-      }
-    }
     auto capturable = [&]() { return provider.engine_capturable(engine, stream); };
-    status = graphs_->run(key, arguments, static_cast<cudaStream_t>(stream), enqueue_at, capturable);
+    status = graphs_->run(key, addresses, static_cast<cudaStream_t>(stream), enqueue_at, capturable);
   }
   return status.prefixed("engine provider '" + provider.name() + "': enqueue failed: ");
 }

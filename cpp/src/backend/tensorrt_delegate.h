@@ -77,7 +77,6 @@ class TensorRTDelegate {
   // input dims) and arguments, kept so that a replay allocates nothing.
   std::vector<void*> addresses_;
   std::vector<int64_t> graph_key_;
-  std::vector<GraphArgument> graph_arguments_;
   // This call's engine addresses (TensorBinder::bind), kept likewise.
   std::vector<Binding> bindings_;
   void* stream_ = nullptr;             // the delegate's own stream, created on first use

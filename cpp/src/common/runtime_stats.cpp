@@ -31,7 +31,7 @@ void RuntimeStats::reset() {
   for (auto* counter : {&h2d_copies, &h2d_bytes, &d2h_copies, &d2h_bytes, &d2d_copies,
                         &d2d_bytes, &enqueues, &graph_captures, &graph_replays,
                         &graph_fallbacks, &shared_engine_reuses, &graph_io_copies,
-                        &graph_io_bytes, &graph_uncapturable, &plan_digests,
+                        &graph_io_bytes, &graph_uncapturable, &plan_digests, &graph_updates,
                         &plan_digest_bytes}) {
     counter->store(0, std::memory_order_relaxed);
   }

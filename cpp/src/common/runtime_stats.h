@@ -17,13 +17,16 @@ struct RuntimeStats {
   std::atomic<uint64_t> enqueues{0};
   std::atomic<uint64_t> graph_captures{0}, graph_replays{0}, graph_fallbacks{0};
   std::atomic<uint64_t> shared_engine_reuses{0};
-  // CUDA graphs: copies into and out of graph-owned I/O buffers (also
-  // counted as device-to-device copies), and shape sets an engine said it
-  // cannot capture.
+  // CUDA graphs: copies into and out of graph-owned I/O buffers (none since
+  // graphs are updated to new addresses instead; kept for the C API's
+  // struct), and shape sets an engine said it cannot capture.
   std::atomic<uint64_t> graph_io_copies{0}, graph_io_bytes{0}, graph_uncapturable{0};
   // The engine cache: plans it named by a SHA-256 of their bytes (those not
   // read from a file by the Program API), and the bytes hashed.
   std::atomic<uint64_t> plan_digests{0}, plan_digest_bytes{0};
+  // CUDA graphs updated in place to a call's new addresses
+  // (cudaGraphExecUpdate) before their replay.
+  std::atomic<uint64_t> graph_updates{0};
 
   static RuntimeStats& instance();
 

@@ -21,21 +21,22 @@ cudaError_t cuda_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph) {
 
 void cuda_destroy_graph(cudaGraph_t graph) { cudaGraphDestroy(graph); }
 void cuda_destroy_exec(cudaGraphExec_t exec) { cudaGraphExecDestroy(exec); }
-cudaError_t cuda_allocate(void** memory, size_t bytes) { return cudaMalloc(memory, bytes); }
-void cuda_free(void* memory) { cudaFree(memory); }
-cudaError_t cuda_copy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
-  // Default: on integrated GPUs an engine address may be mapped host memory.
-  return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+
+// "Updates ... take effect the next time the graph is launched": the
+// runtime's guide on updating instantiated graphs; launches already queued
+// keep what they had. Every call of the delegate ends with a synchronize
+// anyway, so none is in flight here.
+cudaError_t cuda_update(cudaGraphExec_t exec, cudaGraph_t graph) {
+  cudaGraphExecUpdateResultInfo info{};
+  return cudaGraphExecUpdate(exec, graph, &info);
 }
 
 }  // namespace
 
 const CudaGraphCalls& CudaGraphCalls::cuda() {
-  static const CudaGraphCalls calls{&cudaStreamSynchronize, &cuda_begin_capture,
-                                    &cudaStreamEndCapture,  &cuda_instantiate,
-                                    &cudaGraphLaunch,       &cuda_destroy_graph,
-                                    &cuda_destroy_exec,     &cuda_allocate,
-                                    &cuda_free,             &cuda_copy};
+  static const CudaGraphCalls calls{&cudaStreamSynchronize, &cuda_begin_capture, &cudaStreamEndCapture,
+                                    &cuda_instantiate,      &cudaGraphLaunch,    &cuda_destroy_graph,
+                                    &cuda_destroy_exec,     &cuda_update};
   return calls;
 }
 
@@ -49,32 +50,17 @@ CudaGraphCache::~CudaGraphCache() {
 size_t CudaGraphCache::num_graphs() const {
   size_t count = 0;
   for (const Entry& entry : entries_) {
-    count += (entry.direct.exec != nullptr ? 1 : 0) + (entry.owned.exec != nullptr ? 1 : 0);
+    count += entry.exec != nullptr ? 1 : 0;
   }
   return count;
 }
 
-void CudaGraphCache::release_owned(Entry& entry) {
-  if (entry.owned.exec != nullptr) {
-    calls_.destroy_exec(entry.owned.exec);
-    entry.owned = Graph{};
-  }
-  for (void*& buffer : entry.buffers) {
-    if (buffer != nullptr) {
-      calls_.free(buffer);
-      buffer = nullptr;
-    }
-  }
-  owned_bytes_ -= entry.owned_bytes;
-  entry.owned_bytes = 0;
-}
-
 void CudaGraphCache::release(Entry& entry) {
-  if (entry.direct.exec != nullptr) {
-    calls_.destroy_exec(entry.direct.exec);
-    entry.direct = Graph{};
+  if (entry.exec != nullptr) {
+    calls_.destroy_exec(entry.exec);
+    entry.exec = nullptr;
+    entry.addresses.clear();
   }
-  release_owned(entry);
 }
 
 Status CudaGraphCache::run_plain(const std::vector<void*>& addresses, const Enqueue& enqueue) {
@@ -86,39 +72,16 @@ Status CudaGraphCache::launch(cudaGraphExec_t exec, cudaStream_t stream) {
   const cudaError_t launched = calls_.launch(exec, stream);
   if (launched != cudaSuccess) {
     cudaGetLastError();
-    return Status(TTE_ERROR_RUNTIME,
-                  std::string("cudaGraphLaunch failed: ") + cuda_error_text(launched));
+    return Status(TTE_ERROR_RUNTIME, std::string("cudaGraphLaunch failed: ") + cuda_error_text(launched));
   }
   ++replays_;
   RuntimeStats::instance().graph_replays.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
-Status CudaGraphCache::copy(void* dst, const void* src, size_t bytes, cudaStream_t stream,
-                            const char* what) {
-  const cudaError_t status = calls_.copy(dst, src, bytes, stream);
-  if (status != cudaSuccess) {
-    cudaGetLastError();
-    return Status(TTE_ERROR_RUNTIME, std::string("copying ") + what + " a CUDA graph's own " +
-                                         std::to_string(bytes) + "-byte buffer failed: " +
-                                         cuda_error_text(status));
-  }
-  ++copies_;
-  RuntimeStats& stats = RuntimeStats::instance();
-  stats.record_copy(CopyKind::DeviceToDevice, bytes);
-  stats.graph_io_copies.fetch_add(1, std::memory_order_relaxed);
-  stats.graph_io_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  return Status::Ok();
-}
-
-Status CudaGraphCache::run(const std::vector<int64_t>& shape_key,
-                           const std::vector<GraphArgument>& arguments, cudaStream_t stream,
-                           const Enqueue& enqueue, const std::function<bool()>& capturable) {
-  const size_t n = arguments.size();
-  addresses_.resize(n);
-  for (size_t a = 0; a < n; ++a) {
-    addresses_[a] = arguments[a].address;
-  }
+Status CudaGraphCache::run(const std::vector<int64_t>& shape_key, const std::vector<void*>& addresses,
+                           cudaStream_t stream, const Enqueue& enqueue,
+                           const std::function<bool()>& capturable) {
   auto it = entries_.begin();
   while (it != entries_.end() && it->key != shape_key) {
     ++it;
@@ -127,207 +90,135 @@ Status CudaGraphCache::run(const std::vector<int64_t>& shape_key,
     // A new shape set runs plainly first (see the header).
     entries_.push_front(Entry{});
     entries_.front().key = shape_key;
-    entries_.front().last = addresses_;
     while (entries_.size() > capacity_) {
       release(entries_.back());
       entries_.pop_back();
     }
-    return run_plain(addresses_, enqueue);
+    return run_plain(addresses, enqueue);
   }
   entries_.splice(entries_.begin(), entries_, it);
   Entry& entry = entries_.front();
-  if (entry.last.size() != n) {
-    return Status(TTE_ERROR_INTERNAL, "a CUDA graph's shape set was run with " +
-                                          std::to_string(n) + " arguments, earlier with " +
-                                          std::to_string(entry.last.size()));
-  }
-  if (entry.direct.exec != nullptr && entry.direct.addresses == addresses_) {
-    entry.last = addresses_;
-    return launch(entry.direct.exec, stream);
-  }
-  const bool repeated = addresses_ == entry.last;
   if (entry.cannot_capture) {
-    entry.last = addresses_;
-    return run_plain(addresses_, enqueue);
+    return run_plain(addresses, enqueue);
   }
-  if (repeated) {
-    // The caller reuses its buffers: a graph on them needs no copies.
-    Status status = run_plain(addresses_, enqueue);
+  if (entry.exec == nullptr) {
+    // The shape set's warm-up ran: a plain enqueue on this call's addresses,
+    // then the first capture on the same ones.
+    Status status = run_plain(addresses, enqueue);
     if (status.ok()) {
-      capture(entry, entry.direct, addresses_, stream, enqueue, capturable);
+      entry.addresses = addresses;
+      capture_first(entry, stream, enqueue, capturable);
     }
     return status;
   }
-  // Fresh addresses: the owned graph serves them if every argument it does
-  // not own is where it was at capture.
-  bool fits = entry.owned.exec != nullptr;
-  for (size_t a = 0; fits && a < n; ++a) {
-    fits = entry.buffers[a] != nullptr || addresses_[a] == entry.owned.addresses[a];
+  if (entry.addresses == addresses) {
+    return launch(entry.exec, stream);
   }
-  if (fits) {
-    entry.last = addresses_;
-    return run_owned(entry, arguments, /*replay=*/true, stream, enqueue, capturable);
-  }
-  // Own what moved since the previous call, what was owned already, and
-  // what moved away from the owned graph's addresses.
-  std::vector<bool> moving(n, false);
-  bool possible = true;
-  for (size_t a = 0; a < n; ++a) {
-    moving[a] = addresses_[a] != entry.last[a] ||
-                (!entry.buffers.empty() && entry.buffers[a] != nullptr) ||
-                (entry.owned.exec != nullptr && addresses_[a] != entry.owned.addresses[a]);
-    possible = possible && (!moving[a] || arguments[a].may_move);
-  }
-  entry.last = addresses_;
-  if (!possible || !own_buffers(entry, arguments, moving)) {
-    return run_plain(addresses_, enqueue);
-  }
-  return run_owned(entry, arguments, /*replay=*/false, stream, enqueue, capturable);
+  return run_moved(entry, addresses, stream, enqueue, capturable);
 }
 
-bool CudaGraphCache::own_buffers(Entry& entry, const std::vector<GraphArgument>& arguments,
-                                 const std::vector<bool>& moving) {
-  release_owned(entry);
-  size_t need = 0;
-  for (size_t a = 0; a < arguments.size(); ++a) {
-    need += moving[a] ? arguments[a].nbytes : 0;
-  }
-  if (need > max_owned_bytes_) {
-    if (!warned_bound_) {
-      TTE_LOG(INFO,
-              "CUDA graphs: a shape set whose tensors move between calls needs %zu bytes of graph "
-              "I/O buffers, over the bound of %zu; it runs without a graph (pass the same "
-              "buffers on every call to replay one without copies)",
-              need, max_owned_bytes_);
-      warned_bound_ = true;
-    }
-    return false;
-  }
-  // The least recently used shape sets give their buffers up first.
-  for (auto it = entries_.rbegin(); owned_bytes_ + need > max_owned_bytes_ && it != entries_.rend();
-       ++it) {
-    if (&*it != &entry) {
-      release_owned(*it);
-    }
-  }
-  entry.buffers.assign(arguments.size(), nullptr);
-  for (size_t a = 0; a < arguments.size(); ++a) {
-    if (!moving[a]) {
-      continue;
-    }
-    const cudaError_t status = calls_.allocate(&entry.buffers[a], arguments[a].nbytes);
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      entry.buffers[a] = nullptr;
-      TTE_LOG(DEBUG, "CUDA graphs: cannot allocate %zu bytes of graph I/O (%s); running plainly",
-              arguments[a].nbytes, cuda_error_text(status));
-      release_owned(entry);
-      return false;
-    }
-    entry.owned_bytes += arguments[a].nbytes;
-    owned_bytes_ += arguments[a].nbytes;
-  }
-  return true;
-}
-
-Status CudaGraphCache::run_owned(Entry& entry, const std::vector<GraphArgument>& arguments,
-                                 bool replay, cudaStream_t stream, const Enqueue& enqueue,
-                                 const std::function<bool()>& capturable) {
-  const size_t n = arguments.size();
-  graph_addresses_.resize(n);
-  Status status;
-  for (size_t a = 0; a < n && status.ok(); ++a) {
-    void* buffer = entry.buffers[a];
-    graph_addresses_[a] = buffer != nullptr ? buffer : arguments[a].address;
-    if (buffer != nullptr && arguments[a].is_input) {
-      status = copy(buffer, arguments[a].address, arguments[a].nbytes, stream, "an input into");
-    }
-  }
-  if (!status.ok()) {
-    return status;
-  }
-  if (replay) {
-    status = launch(entry.owned.exec, stream);
+void CudaGraphCache::give_up(Entry& entry, const std::string& why) {
+  // Nothing captured ran; the call's work is done (or still to do) plainly.
+  cudaGetLastError();
+  entry.cannot_capture = true;
+  release(entry);
+  if (!warned_) {
+    TTE_LOG(WARNING, "CUDA graph capture failed (%s); these shapes run without a graph", why.c_str());
+    warned_ = true;
   } else {
-    status = run_plain(graph_addresses_, enqueue);
-    if (status.ok()) {
-      capture(entry, entry.owned, graph_addresses_, stream, enqueue, capturable);
-    }
+    TTE_LOG(DEBUG, "CUDA graph capture failed (%s)", why.c_str());
   }
-  for (size_t a = 0; a < n && status.ok(); ++a) {
-    if (entry.buffers[a] != nullptr && !arguments[a].is_input) {
-      status = copy(arguments[a].address, entry.buffers[a], arguments[a].nbytes, stream,
-                    "an output out of");
-    }
-  }
-  // Buffers of a shape set that cannot be captured stay until it is evicted:
-  // this call's copies may still be in flight.
-  return status;
+  RuntimeStats::instance().graph_fallbacks.fetch_add(1, std::memory_order_relaxed);
 }
 
-void CudaGraphCache::capture(Entry& entry, Graph& target, const std::vector<void*>& addresses,
-                             cudaStream_t stream, const Enqueue& enqueue,
-                             const std::function<bool()>& capturable) {
-  if (target.exec != nullptr) {
-    calls_.destroy_exec(target.exec);
-    target = Graph{};
+cudaGraph_t CudaGraphCache::capture(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
+                                    const Enqueue& enqueue, const std::function<bool()>& capturable) {
+  if (!capturable()) {
+    entry.cannot_capture = true;
+    release(entry);
+    RuntimeStats::instance().graph_uncapturable.fetch_add(1, std::memory_order_relaxed);
+    TTE_LOG(DEBUG, "the engine says this enqueue cannot be captured; these shapes run without a graph");
+    return nullptr;
   }
   std::string why;
-  // The warm-up must have finished: trtexec synchronizes between the two.
-  cudaError_t status = calls_.synchronize(stream);
+  cudaGraph_t graph = nullptr;
+  cudaError_t status = calls_.begin_capture(stream);
   if (status != cudaSuccess) {
-    why = std::string("cudaStreamSynchronize: ") + cuda_error_text(status);
-  } else if (!capturable()) {
-    entry.cannot_capture = true;
-    RuntimeStats::instance().graph_uncapturable.fetch_add(1, std::memory_order_relaxed);
-    TTE_LOG(DEBUG,
-            "the engine says this enqueue cannot be captured; these shapes run without a graph");
+    why = std::string("cudaStreamBeginCapture: ") + cuda_error_text(status);
+  } else {
+    const Status enqueued = enqueue(addresses);
+    // Capture must be ended whatever the enqueue did.
+    status = calls_.end_capture(stream, &graph);
+    if (!enqueued.ok()) {
+      why = "the provider's enqueue failed while capturing: " + enqueued.message();
+    } else if (status != cudaSuccess) {
+      why = std::string("cudaStreamEndCapture: ") + cuda_error_text(status);
+    }
+  }
+  if (!why.empty()) {
+    if (graph != nullptr) {
+      calls_.destroy_graph(graph);
+    }
+    give_up(entry, why);
+    return nullptr;
+  }
+  return graph;
+}
+
+void CudaGraphCache::capture_first(Entry& entry, cudaStream_t stream, const Enqueue& enqueue,
+                                   const std::function<bool()>& capturable) {
+  // The warm-up must have finished: trtexec synchronizes between the two.
+  const cudaError_t synced = calls_.synchronize(stream);
+  if (synced != cudaSuccess) {
+    give_up(entry, std::string("cudaStreamSynchronize: ") + cuda_error_text(synced));
     return;
   }
-  cudaGraph_t graph = nullptr;
-  if (why.empty()) {
-    status = calls_.begin_capture(stream);
-    if (status != cudaSuccess) {
-      why = std::string("cudaStreamBeginCapture: ") + cuda_error_text(status);
-    } else {
-      const Status enqueued = enqueue(addresses);
-      // Capture must be ended whatever the enqueue did.
-      status = calls_.end_capture(stream, &graph);
-      if (!enqueued.ok()) {
-        why = "the provider's enqueue failed while capturing: " + enqueued.message();
-      } else if (status != cudaSuccess) {
-        why = std::string("cudaStreamEndCapture: ") + cuda_error_text(status);
-      }
-    }
+  cudaGraph_t graph = capture(entry, entry.addresses, stream, enqueue, capturable);
+  if (graph == nullptr) {
+    return;
   }
   cudaGraphExec_t exec = nullptr;
-  if (why.empty()) {
-    status = calls_.instantiate(&exec, graph);
-    if (status != cudaSuccess) {
-      why = std::string("cudaGraphInstantiate: ") + cuda_error_text(status);
-      exec = nullptr;
+  const cudaError_t instantiated = calls_.instantiate(&exec, graph);
+  calls_.destroy_graph(graph);
+  if (instantiated != cudaSuccess) {
+    give_up(entry, std::string("cudaGraphInstantiate: ") + cuda_error_text(instantiated));
+    return;
+  }
+  entry.exec = exec;
+  RuntimeStats::instance().graph_captures.fetch_add(1, std::memory_order_relaxed);
+}
+
+Status CudaGraphCache::run_moved(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
+                                 const Enqueue& enqueue, const std::function<bool()>& capturable) {
+  cudaGraph_t graph = capture(entry, addresses, stream, enqueue, capturable);
+  if (graph == nullptr) {
+    return run_plain(addresses, enqueue);
+  }
+  RuntimeStats& stats = RuntimeStats::instance();
+  if (calls_.update(entry.exec, graph) == cudaSuccess) {
+    ++updates_;
+    stats.graph_updates.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // Refused (the capture's work differs, not only its parameters): the
+    // new capture replaces the graph.
+    cudaGetLastError();
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t instantiated = calls_.instantiate(&exec, graph);
+    calls_.destroy_graph(graph);
+    if (instantiated != cudaSuccess) {
+      give_up(entry, std::string("cudaGraphInstantiate: ") + cuda_error_text(instantiated));
+      return run_plain(addresses, enqueue);
     }
+    calls_.destroy_exec(entry.exec);
+    entry.exec = exec;
+    stats.graph_captures.fetch_add(1, std::memory_order_relaxed);
+    graph = nullptr;
   }
   if (graph != nullptr) {
     calls_.destroy_graph(graph);
   }
-  if (!why.empty()) {
-    // Nothing captured ran; the call's work was done by the plain enqueue.
-    cudaGetLastError();
-    entry.cannot_capture = true;
-    if (!warned_) {
-      TTE_LOG(WARNING, "CUDA graph capture failed (%s); these shapes run without a graph",
-              why.c_str());
-      warned_ = true;
-    } else {
-      TTE_LOG(DEBUG, "CUDA graph capture failed (%s)", why.c_str());
-    }
-    RuntimeStats::instance().graph_fallbacks.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  target.exec = exec;
-  target.addresses = addresses;
-  RuntimeStats::instance().graph_captures.fetch_add(1, std::memory_order_relaxed);
+  entry.addresses = addresses;
+  return launch(entry.exec, stream);
 }
 
 }  // namespace tte

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import library, methods, program, providers
 from .abi import BACKEND_NAME, CUDA_DEVICE_TYPES
-from .cuda_driver import driver_report, synchronize_current_context
+from .cuda_driver import DeviceBlock, driver_report, synchronize_current_context
 from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .library import (
     cuda_runtime_candidates,
@@ -69,6 +69,7 @@ def shutdown() -> None:
 __all__ = [
     "BACKEND_NAME",
     "CUDA_DEVICE_TYPES",
+    "DeviceBlock",
     "LOG_LEVELS",
     "MEMORY_KINDS",
     "MethodHandle",

@@ -194,6 +194,10 @@ SetDeviceMemoryFn = CFUNCTYPE(TteStatus, c_void_p, c_void_p, c_int64, ErrorPtr)
 CreateExecutionContextFn = CFUNCTYPE(
     TteStatus, c_void_p, POINTER(TteEngineLoadOptions), POINTER(c_void_p), ErrorPtr
 )
+SetOutputCapacityFn = CFUNCTYPE(TteStatus, c_void_p, c_int32, c_int64, ErrorPtr)
+GetOutputResultFn = CFUNCTYPE(
+    TteStatus, c_void_p, c_int32, Int64Ptr, c_int32, POINTER(c_int32), POINTER(c_void_p), ErrorPtr
+)
 
 
 class TteEngineProvider(Structure):
@@ -225,6 +229,9 @@ class TteEngineProvider(Structure):
         ("device_memory_size", DeviceMemorySizeFn),
         ("set_device_memory", SetDeviceMemoryFn),
         ("create_execution_context", CreateExecutionContextFn),
+        # Version 2: data-dependent output shapes.
+        ("set_output_capacity", SetOutputCapacityFn),
+        ("get_output_result", GetOutputResultFn),
     ]
 
 
@@ -315,6 +322,7 @@ class TteRuntimeStats(Structure):
         ("graph_uncapturable", c_uint64),
         ("plan_digests", c_uint64),
         ("plan_digest_bytes", c_uint64),
+        ("graph_updates", c_uint64),
     ]
 
 

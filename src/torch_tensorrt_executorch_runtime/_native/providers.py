@@ -260,6 +260,29 @@ def _create_execution_context(engine, options, out_engine, error):
         return _fail(error, exc, "create_execution_context")
 
 
+@abi.SetOutputCapacityFn
+def _set_output_capacity(engine, index, nbytes, error):
+    try:
+        _engine(engine).set_output_capacity(index, nbytes)
+        return 0
+    except BaseException as exc:
+        return _fail(error, exc, "set_output_capacity")
+
+
+@abi.GetOutputResultFn
+def _get_output_result(engine, index, dims, capacity, out_rank, out_data, error):
+    try:
+        shape, address = _engine(engine).output_result(index)
+        if len(shape) > capacity:
+            raise ValueError(f"the result of output {index} has rank {len(shape)}, more than {capacity}")
+        _write_dims(dims, shape)
+        out_rank[0] = len(shape)
+        out_data[0] = address
+        return 0
+    except BaseException as exc:
+        return _fail(error, exc, "get_output_result")
+
+
 @abi.DestroyFn
 def _destroy(engine):
     with _lock:
@@ -325,6 +348,10 @@ def register_provider(provider) -> None:
         create_execution_context=_create_execution_context
         if provider.shares_engines
         else abi.CreateExecutionContextFn(),
+        # An engine without set_output_capacity/output_result fails on these with
+        # a message that says so, when it reports a data-dependent output.
+        set_output_capacity=_set_output_capacity,
+        get_output_result=_get_output_result,
     )
     with _lock:
         _providers[provider_id] = provider

@@ -8,7 +8,8 @@ entry) only moves those values across the C boundary and turns exceptions
 into statuses. On every execute the backend makes one call here:
 `set_shapes` when the profile or a shape changed (each then reaches the
 engine), and `enqueue_at`, which passes on only the addresses that changed
-before the engine's `enqueue`.
+before the engine's `enqueue`; for an output whose shape depends on data,
+`set_output_capacity` before it and `output_result` after.
 """
 
 from __future__ import annotations
@@ -125,6 +126,29 @@ class EngineAdapter:
                     self.engine.set_tensor_address(self.tensor(index).name, address)
                     known[index] = address
         self.engine.enqueue(stream)
+
+    # Data-dependent outputs (get_output_shape reported a -1): the backend says how many bytes the
+    # address it binds holds before each enqueue, and asks for the result after it.
+    def _data_dependent_entry(self, name: str):
+        entry = getattr(self.engine, name, None)
+        if entry is None:
+            raise NotSupportedError(
+                f"engine of provider '{self.provider_name}' reports a data-dependent output shape but has no "
+                "set_output_capacity/output_result: it cannot run engines whose output shapes depend on data"
+            )
+        return entry
+
+    def set_output_capacity(self, index: int, nbytes: int) -> None:
+        self._data_dependent_entry("set_output_capacity")(self.tensor(index).name, int(nbytes))
+
+    def output_result(self, index: int) -> tuple[Dims, int]:
+        """The shape the engine wrote and the address of its elements (the one set, or the engine's own)."""
+        name = self.tensor(index).name
+        shape, address = self._data_dependent_entry("output_result")(name)
+        shape = tuple(int(d) for d in shape)
+        if len(shape) > MAX_RANK or any(d < 0 for d in shape):
+            raise ValueError(f"output '{name}': the engine reported the result shape {list(shape)}")
+        return shape, int(address or 0)
 
     def capturable(self, stream: int | None) -> bool:
         capturable = getattr(self.engine, "capturable", None)

@@ -32,6 +32,7 @@ import contextlib
 import importlib
 import importlib.util
 import logging
+import math
 import os
 import tempfile
 import threading
@@ -118,6 +119,66 @@ def installed_modules(modules: Sequence[str] | None = None) -> list[str]:
     return found
 
 
+class _OutputResult:
+    """What TensorRT's output allocator of one data-dependent output saw during one enqueue."""
+
+    def __init__(self, own_memory):
+        self.own_memory = own_memory  # grown past the bound, never shrunk; freed at close
+        self.capacity = 0
+        self.address = 0
+        self.shape: tuple[int, ...] | None = None
+        self.failure = ""
+
+    def reset(self, capacity: int) -> None:
+        self.capacity, self.address, self.shape, self.failure = int(capacity), 0, None, ""
+
+    def memory_for(self, name: str, current: int, size: int, alignment: int) -> int:
+        """reallocateOutputAsync's answer: the bound buffer when the request fits ("If currentMemory
+        is known to be big enough, one option is to return currentMemory", NvInferRuntime.h 11.1
+        :3855-3882), else memory of our own; 0 (TensorRT's nullptr: the enqueue fails) with the
+        reason kept when none can be had. Never raises: TensorRT calls it from C++ (noexcept)."""
+        try:
+            alignment = max(int(alignment), 1)
+            if current and size <= self.capacity and current % alignment == 0:
+                self.address = int(current)
+            else:
+                address = int(self.own_memory.reserve(int(size)))
+                if address % alignment:
+                    raise ExecutionError(f"memory at {address:#x} is not aligned to {alignment} bytes")
+                self.address = address
+            return self.address
+        except BaseException as exc:  # noqa: BLE001 (TensorRT's C++ caller cannot take an exception)
+            self.failure = f"no memory for output '{name}' ({size} bytes): {exc}"
+            self.address = 0
+            return 0
+
+    def notify(self, shape) -> None:
+        try:
+            self.shape = tuple(int(d) for d in shape)
+        except BaseException as exc:  # noqa: BLE001 (called from C++)
+            self.failure = f"TensorRT reported an unreadable shape: {exc}"
+
+
+def _make_output_allocator(trt, result: _OutputResult):
+    """TensorRT's IOutputAllocator (module `trt`'s) over `result`."""
+
+    class _OutputAllocator(trt.IOutputAllocator):
+        def __init__(self):
+            trt.IOutputAllocator.__init__(self)
+
+        def reallocate_output_async(self, tensor_name, memory, size, alignment, stream):
+            return result.memory_for(tensor_name, int(memory or 0), int(size), int(alignment))
+
+        # TensorRT 9's name, which the 10.x bindings call when the async one is not overridden.
+        def reallocate_output(self, tensor_name, memory, size, alignment):
+            return result.memory_for(tensor_name, int(memory or 0), int(size), int(alignment))
+
+        def notify_shape(self, tensor_name, shape):
+            result.notify(shape)
+
+    return _OutputAllocator()
+
+
 def _make_logger(trt, sink: Callable[[str, str], None]):
     class _Logger(trt.ILogger):
         def __init__(self):
@@ -139,10 +200,15 @@ class TensorRTProvider:
         *,
         device_count: Callable[[], int] | None = None,
         synchronize: Callable[[], None] | None = None,
+        device_memory: Callable[[int], object] | None = None,
     ):
         self._requested = tuple(modules) if modules else None
         self._device_count = device_count
         self._synchronize = synchronize
+        # Makes the memory a data-dependent output gets when the engine asks for more than the
+        # planned bound: called with a device id, returns an object with reserve(nbytes) -> address
+        # and free() (_native.DeviceBlock).
+        self.device_memory = device_memory or _native.DeviceBlock
         self._lock = threading.Lock()
         self._modules: dict[str, object] = {}
         self._runtimes: dict[tuple[str, int], _Runtime] = {}
@@ -388,6 +454,10 @@ class TensorRTEngine:
         self._provider = provider
         self._contexts: list = []
         self._profile = 0
+        self._device_id = options.device_id
+        # Data-dependent outputs: (profile, name) -> its result and TensorRT's allocator (kept
+        # alive here: the context holds only a pointer to it).
+        self._outputs: dict[tuple[int, str], tuple[_OutputResult, object]] = {}
         self._runtime_cache = None
         self._runtime_cache_path = options.runtime_cache_path
         if shared is None:
@@ -401,8 +471,6 @@ class TensorRTEngine:
             self.io_tensors = shared.io_tensors
         self.num_profiles = max(1, int(engine.num_optimization_profiles))
         self._create_contexts()
-        if shared is None:
-            self._refuse_data_dependent_outputs()
 
     def share(self, options: EngineLoadOptions) -> TensorRTEngine:
         """Another engine object on this deserialized engine, with contexts of its own."""
@@ -548,25 +616,6 @@ class TensorRTEngine:
         if self.num_profiles > 1:
             self._provider.synchronize()
 
-    def _refuse_data_dependent_outputs(self) -> None:
-        """Every input at its largest profile-0 shape; an output still unknown depends on data."""
-        if any(t.is_shape_tensor for t in self.io_tensors):
-            return
-        context = self._contexts[0]
-        for tensor in self.io_tensors:
-            if tensor.is_input:
-                largest = self.profile_shape(0, tensor.name)[2]
-                if not context.set_input_shape(tensor.name, largest):
-                    raise InvalidProgramError(f"TensorRT refused the largest shape {list(largest)} of input '{tensor.name}'")
-        for tensor in self.io_tensors:
-            if not tensor.is_input:
-                shape = tuple(int(d) for d in context.get_tensor_shape(tensor.name))
-                if any(d < 0 for d in shape):
-                    raise NotSupportedError(
-                        f"output '{tensor.name}' has a data-dependent shape {list(shape)}: engines whose outputs "
-                        "need a TensorRT output allocator are not supported"
-                    )
-
     @property
     def _context(self):
         return self._contexts[self._profile]
@@ -603,7 +652,44 @@ class TensorRTEngine:
             raise InvalidArgumentError(f"TensorRT refused shape {list(shape)} for input '{name}'{reason}")
 
     def get_output_shape(self, name: str):
-        return tuple(int(d) for d in self._context.get_tensor_shape(name))
+        shape = tuple(int(d) for d in self._context.get_tensor_shape(name))
+        if any(d < 0 for d in shape):
+            # Known only once the engine ran (nonzero, masking, NMS): TensorRT asks an output
+            # allocator for the memory and tells it the shape ("If getTensorShape(name) reports
+            # a -1 for any dimension of an output after all input shapes have been set, use
+            # setOutputAllocator()", NvInferRuntime.h 11.1 :4371-4373).
+            self._output(name)
+        return shape
+
+    def _output(self, name: str) -> _OutputResult:
+        """The output allocator of `name` on the selected profile's context, installed once."""
+        key = (self._profile, name)
+        entry = self._outputs.get(key)
+        if entry is None:
+            result = _OutputResult(self._provider.device_memory(self._device_id))
+            allocator = _make_output_allocator(self._trt, result)
+            if not self._context.set_output_allocator(name, allocator):
+                raise ExecutionError(f"TensorRT refused an output allocator for output '{name}'")
+            entry = self._outputs[key] = (result, allocator)
+        return entry[0]
+
+    def set_output_capacity(self, name: str, nbytes: int) -> None:
+        """Before an enqueue: the address set for data-dependent output `name` holds `nbytes`."""
+        self._output(name).reset(nbytes)
+
+    def output_result(self, name: str) -> tuple[tuple[int, ...], int]:
+        """After an enqueue: the shape TensorRT told and where the elements are."""
+        entry = self._outputs.get((self._profile, name))
+        if entry is None:
+            raise ExecutionError(f"output '{name}' has no data-dependent result: its shape was never unknown")
+        result = entry[0]
+        if result.failure:
+            raise ExecutionError(result.failure)
+        if result.shape is None:
+            raise ExecutionError(f"TensorRT did not report the shape of data-dependent output '{name}'")
+        if not result.address and math.prod(result.shape) > 0:
+            raise ExecutionError(f"TensorRT asked no memory for data-dependent output '{name}'")
+        return result.shape, result.address
 
     def set_tensor_address(self, name: str, address: int) -> None:
         if not self._context.set_tensor_address(name, address):
@@ -634,6 +720,12 @@ class TensorRTEngine:
         self._save_runtime_cache()
         self._contexts = []
         self._engine = None
+        outputs, self._outputs = self._outputs, {}
+        for result, _ in outputs.values():
+            try:
+                result.own_memory.free()
+            except Exception:  # nothing to report a failure to: the backend is letting go
+                logger.warning("freeing an output's device memory failed", exc_info=True)
 
     def _save_runtime_cache(self) -> None:
         cache, path = self._runtime_cache, self._runtime_cache_path

@@ -66,6 +66,15 @@ class Engine(Protocol):
     # capturable(stream: int) -> bool (asked before a CUDA-graph capture;
     # absent: capturable), and close() -> None (called when the backend
     # destroys the engine).
+    #
+    # Data-dependent outputs (get_output_shape answers -1 for a dim known only
+    # after the run, as TensorRT does for nonzero): both of
+    # set_output_capacity(name: str, nbytes: int) -> None, before each
+    # enqueue: the address set for the output holds `nbytes` (its upper
+    # bound); and output_result(name: str) -> (shape, address), after it: the
+    # shape written and where, the address set when it fit, else memory the
+    # engine owns (kept until its next enqueue; never a truncated result).
+    # Without them such an engine fails at its first run, saying so.
 
 
 @runtime_checkable
