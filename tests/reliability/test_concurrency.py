@@ -4,6 +4,7 @@ dropped while others run do not disturb them."""
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -92,3 +93,66 @@ def test_loading_and_dropping_while_others_run(tte, host_provider, packed):
     for got, inputs in zip(results, per_thread):
         for g, x in zip(got, inputs):
             np.testing.assert_array_equal(g, x + 1)
+
+
+class _ProviderStats(ctypes.Structure):
+    """TteTestProviderStats of cpp/providers/testing/test_provider_api.h, up to max_profile_overlap."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
+        ("deserializes", ctypes.c_uint64), ("destroys", ctypes.c_uint64), ("enqueues", ctypes.c_uint64),
+        ("select_profiles", ctypes.c_uint64), ("last_stream", ctypes.c_void_p), ("last_profile", ctypes.c_int32),
+        ("last_has_weight_streaming_budget", ctypes.c_int32), ("last_weight_streaming_budget", ctypes.c_int64),
+        ("executes", ctypes.c_uint64), ("input_shapes_set", ctypes.c_uint64),
+        ("execution_contexts", ctypes.c_uint64), ("device_memory_sets", ctypes.c_uint64),
+        ("live_weight_bytes", ctypes.c_int64), ("live_own_scratch_bytes", ctypes.c_int64),
+        ("max_profile_overlap", ctypes.c_uint64),
+    ]
+
+
+def _provider_stats(library) -> _ProviderStats:
+    stats = _ProviderStats(struct_size=ctypes.sizeof(_ProviderStats))
+    library.tte_test_provider_stats(ctypes.byref(stats))
+    assert stats.struct_size == ctypes.sizeof(_ProviderStats), "the provider's stats end before max_profile_overlap"
+    return stats
+
+
+def test_programs_sharing_a_dynamic_engine_never_run_one_profile_at_once(tte, host_provider, host_provider_file,
+                                                                      tmp_path):
+    """Two programs with one plan share its deserialized engine, each with a context of its own; TensorRT:
+    "If the engine supports dynamic shapes, each execution context in concurrent use must use a separate
+    optimization profile" (NvInferRuntime.h, class IExecutionContext). Their calls on one profile take
+    turns; they would overlap without the backend's per-profile lock."""
+    from torch_tensorrt_executorch_runtime.pack import TensorSpec, pack_program
+    from torch_tensorrt_executorch_runtime.testing import test_engine_spec
+
+    path = tmp_path / "dynamic_slow.pte"
+    spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [(1, 2, 8), 4])],
+                            [TensorSpec("y", "float32", ["x:0", 4])], spin_us=20_000)
+    pack_program(path, [spec])
+    library = ctypes.CDLL(str(host_provider_file))
+    tte.reset_runtime_stats()
+    programs = [tte.load(path), tte.load(path)]
+    try:
+        x = np.ones((2, 4), dtype=np.float32)
+        for program in programs:
+            program.forward(x)
+        assert tte.runtime_stats()["shared_engine_reuses"] >= 1, "the second load did not share the engine"
+        library.tte_test_provider_reset_stats()
+        start = threading.Barrier(len(programs))
+
+        def work(program):
+            start.wait()
+            return [program.forward(x)[0] for _ in range(5)]
+
+        with ThreadPoolExecutor(len(programs)) as pool:
+            results = list(pool.map(work, programs))
+        for outputs in results:
+            for y in outputs:
+                np.testing.assert_array_equal(y, x + 1)
+        stats = _provider_stats(library)
+        assert stats.enqueues == 10
+        assert stats.max_profile_overlap == 1
+    finally:
+        for program in programs:
+            program.close()

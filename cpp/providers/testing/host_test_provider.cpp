@@ -295,6 +295,7 @@ TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
     }
     Engine* engine = from_handle(handle);
     if (TteStatus s = engine->prepare_enqueue(error)) return s;
+    const ProfileInFlight in_flight(*engine);
     if (engine->plan().spin_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(engine->plan().spin_us));
     run(*engine);
     use_scratch(*engine);

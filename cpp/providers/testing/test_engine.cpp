@@ -4,6 +4,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "common/text.h"
 
@@ -37,6 +40,10 @@ struct Counters {
   std::atomic<uint64_t> device_memory_sets{0};
   std::atomic<int64_t> live_weight_bytes{0};
   std::atomic<int64_t> live_own_scratch_bytes{0};
+  std::atomic<uint64_t> max_profile_overlap{0};
+  // Enqueues running now, per deserialized engine (its shared state) and profile.
+  std::mutex in_flight_mutex;
+  std::map<std::pair<const void*, int32_t>, uint64_t> in_flight;
 };
 
 Counters& counters() {
@@ -616,6 +623,24 @@ void record_own_scratch_bytes(int64_t delta) {
   counters().live_own_scratch_bytes.fetch_add(delta, std::memory_order_relaxed);
 }
 
+ProfileInFlight::ProfileInFlight(const Engine& engine) : key_(engine.shared.get()), profile_(engine.profile()) {
+  Counters& c = counters();
+  std::lock_guard<std::mutex> lock(c.in_flight_mutex);
+  const uint64_t now = ++c.in_flight[{key_, profile_}];
+  if (now > c.max_profile_overlap.load(std::memory_order_relaxed)) {
+    c.max_profile_overlap.store(now, std::memory_order_relaxed);
+  }
+}
+
+ProfileInFlight::~ProfileInFlight() {
+  Counters& c = counters();
+  std::lock_guard<std::mutex> lock(c.in_flight_mutex);
+  auto it = c.in_flight.find({key_, profile_});
+  if (it != c.in_flight.end() && --it->second == 0) {
+    c.in_flight.erase(it);
+  }
+}
+
 void record_enqueue(void* stream) {
   counters().last_stream.store(stream, std::memory_order_relaxed);
   counters().enqueues.fetch_add(1, std::memory_order_relaxed);
@@ -647,6 +672,7 @@ TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out)
   stats.device_memory_sets = c.device_memory_sets.load(std::memory_order_relaxed);
   stats.live_weight_bytes = c.live_weight_bytes.load(std::memory_order_relaxed);
   stats.live_own_scratch_bytes = c.live_own_scratch_bytes.load(std::memory_order_relaxed);
+  stats.max_profile_overlap = c.max_profile_overlap.load(std::memory_order_relaxed);
   size_t n = std::min(static_cast<size_t>(out->struct_size), sizeof(stats));
   if (n < sizeof(stats.struct_size)) return;
   stats.struct_size = static_cast<uint32_t>(n);
@@ -663,6 +689,7 @@ TTE_TEST_PROVIDER_EXPORT void tte_test_provider_reset_stats(void) {
   c.input_shapes_set = 0;
   c.execution_contexts = 0;
   c.device_memory_sets = 0;
+  c.max_profile_overlap = 0;
   // live_*_bytes describe engines that exist: a reset keeps them.
   c.last_device_id = -1;
   c.last_profile = -1;

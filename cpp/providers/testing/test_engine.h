@@ -157,6 +157,19 @@ void record_execution_context();
 void record_weight_bytes(int64_t delta);
 void record_own_scratch_bytes(int64_t delta);
 void record_enqueue(void* stream);
+// Counts, while it lives, one enqueue running on `engine`'s deserialized
+// engine and profile (TteTestProviderStats.max_profile_overlap).
+class ProfileInFlight {
+ public:
+  explicit ProfileInFlight(const Engine& engine);
+  ~ProfileInFlight();
+  ProfileInFlight(const ProfileInFlight&) = delete;
+  ProfileInFlight& operator=(const ProfileInFlight&) = delete;
+
+ private:
+  const void* key_;
+  int32_t profile_;
+};
 
 // Runs `body` and turns a C++ exception into a status, so none crosses the ABI.
 template <typename Body>

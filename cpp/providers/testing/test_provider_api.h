@@ -57,6 +57,11 @@ typedef struct TteTestProviderStats {
   uint64_t device_memory_sets;
   int64_t live_weight_bytes;
   int64_t live_own_scratch_bytes;
+  /* The most enqueues that ran at once on one deserialized engine and one
+   * optimization profile (host provider: while an enqueue is inside the
+   * provider). TensorRT forbids more than one for engines with dynamic
+   * shapes. */
+  uint64_t max_profile_overlap;
 } TteTestProviderStats;
 
 TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out);

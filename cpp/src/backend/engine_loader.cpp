@@ -168,6 +168,15 @@ bool has_entry(const TteEngineProvider& abi, size_t end) { return abi.struct_siz
 SharedEngine::SharedEngine(ProviderRef provider, TteEngine* root, int device, std::string key)
     : provider_(std::move(provider)), root_(root), device_(device), key_(std::move(key)) {}
 
+std::unique_lock<std::mutex> SharedEngine::use_profile(int32_t profile) {
+  std::mutex* in_use = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(profiles_mutex_);
+    in_use = &profiles_[profile];
+  }
+  return std::unique_lock<std::mutex>(*in_use);
+}
+
 SharedEngine::~SharedEngine() {
   {
     EngineCache& cache = engine_cache();

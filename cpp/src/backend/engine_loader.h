@@ -3,7 +3,9 @@
 // device provider without the device), on which device.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "backend/load_options.h"
@@ -26,12 +28,18 @@ class SharedEngine {
   SharedEngine(const SharedEngine&) = delete;
   SharedEngine& operator=(const SharedEngine&) = delete;
   TteEngine* root() const { return root_; }
+  // Profile `profile` of the engine for one call of one of its delegates,
+  // returned locked: a call of another delegate on the same profile waits
+  // (dynamic-shape engines: one context per profile in concurrent use).
+  std::unique_lock<std::mutex> use_profile(int32_t profile);
 
  private:
   ProviderRef provider_;
   TteEngine* root_;
   int device_;
   std::string key_;
+  std::mutex profiles_mutex_;
+  std::map<int32_t, std::mutex> profiles_;  // nodes stay where they are
 };
 
 // A deserialized engine and the provider that made it; the provider stays

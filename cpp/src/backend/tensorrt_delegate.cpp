@@ -60,6 +60,9 @@ Status TensorRTDelegate::create(et::BackendInitContext& context, et::FreeableBuf
   const EngineProvider& provider = *delegate->engine_.provider;
   record.set_provider(provider.name());
   status = describe_engine_io(provider, delegate->engine_.engine, blob.metadata, &delegate->io_);
+  for (const EngineTensor& input : delegate->io_.inputs) {
+    delegate->dynamic_shapes_ = delegate->dynamic_shapes_ || input.min_dims != input.max_dims;
+  }
   if (status.ok() && delegate->engine_.user_managed_memory) {
     status = delegate->read_scratch_sizes();
   }
@@ -275,8 +278,23 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   if (status.ok() && uses_arenas_) {
     lease.borrow(engine_.device, stream);
   }
+  int32_t profile = -1;
   if (status.ok()) {
-    status = batched() ? set_shapes_batched(args, stream) : set_profile_and_shapes(args, stream);
+    status = choose_profile(io_, args, &profile);
+  }
+  // Held until the call returns, after the stream is synchronized.
+  std::unique_lock<std::mutex> profile_in_use;
+  if (status.ok() && engine_.shared != nullptr && dynamic_shapes_) {
+    // Delegates sharing one deserialized engine run on contexts of their
+    // own, but "If the engine supports dynamic shapes, each execution
+    // context in concurrent use must use a separate optimization profile"
+    // (NvInferRuntime.h, class IExecutionContext: 10.3 :3561-3562, 11.1
+    // :3951-3953): one call at a time per profile of the engine.
+    profile_in_use = engine_.shared->use_profile(profile);
+  }
+  if (status.ok()) {
+    status = batched() ? set_shapes_batched(args, profile, stream)
+                       : set_profile_and_shapes(args, profile, stream);
   }
   if (status.ok() && !batched()) {
     status = resize_outputs(args);
@@ -308,12 +326,8 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   return status;
 }
 
-Status TensorRTDelegate::set_profile_and_shapes(DelegateArgs args, void* stream) {
-  int32_t profile = -1;
-  Status status = choose_profile(io_, args, &profile);
-  if (!status.ok()) {
-    return status;
-  }
+Status TensorRTDelegate::set_profile_and_shapes(DelegateArgs args, int32_t profile, void* stream) {
+  Status status;
   const EngineProvider& provider = *engine_.provider;
   const TteEngineProvider& abi = provider.abi();
   TteError error{};
@@ -445,12 +459,8 @@ Status TensorRTDelegate::collect_data_dependent(DelegateArgs args, std::vector<B
   return Status::Ok();
 }
 
-Status TensorRTDelegate::set_shapes_batched(DelegateArgs args, void* stream) {
-  int32_t profile = -1;
-  Status status = choose_profile(io_, args, &profile);
-  if (!status.ok()) {
-    return status;
-  }
+Status TensorRTDelegate::set_shapes_batched(DelegateArgs args, int32_t profile, void* stream) {
+  Status status;
   BatchArrays& b = batch_;
   if (b.input_indices.size() != io_.inputs.size()) {
     for (const EngineTensor& input : io_.inputs) {

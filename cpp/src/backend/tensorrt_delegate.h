@@ -42,13 +42,13 @@ class TensorRTDelegate {
  private:
   TensorRTDelegate() = default;
   Status execute_locked(DelegateArgs args);
-  Status set_profile_and_shapes(DelegateArgs args, void* stream);
+  Status set_profile_and_shapes(DelegateArgs args, int32_t profile, void* stream);
   Status resize_outputs(DelegateArgs args);
   // Providers with the batched entry (TteEngineProvider.execute): shapes in
   // one call, and only when they changed; outputs resized from the shapes
   // the provider reported then.
   bool batched() const { return engine_.provider->abi().execute != nullptr; }
-  Status set_shapes_batched(DelegateArgs args, void* stream);
+  Status set_shapes_batched(DelegateArgs args, int32_t profile, void* stream);
   Status enqueue(const std::vector<Binding>& bindings, void* stream, ScratchArenas::Arena* arena);
   // Output `o` takes the shape the engine reported before the run: known
   // dims are fitted; a data-dependent output gets its planned upper bound.
@@ -98,6 +98,8 @@ class TensorRTDelegate {
   std::vector<char> data_dependent_;
   bool any_data_dependent_ = false;
   bool uses_arenas_ = false;
+  // Some input's profile range is not a single shape (read at load).
+  bool dynamic_shapes_ = false;
   std::vector<int64_t> scratch_sizes_;  // [profile]
   uint64_t scratch_generation_ = 0;     // of the arena memory the engine has; 0: none
 };
