@@ -348,6 +348,25 @@ TEST(DeviceAddress, HostMemoryOnIntegratedGpus) {
   EXPECT_EQ(device_address(device, &data, 0, discrete), nullptr);
 }
 
+// Why no device is usable, in words: a CUDA 13 build on JetPack 6's driver
+// (CUDA 12.6) must say the driver is too old, not only "no CUDA device".
+TEST(CudaUnavailable, SaysWhichPartIsMissing) {
+  const std::string old_driver = describe_cuda_unavailable(cudaErrorInsufficientDriver, 12060, 13000);
+  EXPECT_NE(old_driver.find("driver is too old"), std::string::npos) << old_driver;
+  EXPECT_NE(old_driver.find("CUDA 12.6"), std::string::npos) << old_driver;
+  EXPECT_NE(old_driver.find("CUDA 13.0"), std::string::npos) << old_driver;
+  EXPECT_NE(old_driver.find("libcudart.so.13"), std::string::npos) << old_driver;
+  EXPECT_NE(describe_cuda_unavailable(cudaErrorInsufficientDriver, 0, 13000).find("no NVIDIA driver"),
+            std::string::npos)
+      << "the runtime says 'insufficient driver' when there is none at all";
+  EXPECT_NE(describe_cuda_unavailable(cudaErrorNoDevice, 13000, 13000).find("sees no GPU"), std::string::npos);
+  EXPECT_NE(describe_cuda_unavailable(cudaErrorUnknown, 13000, 13000).find("cudaErrorUnknown"), std::string::npos);
+}
+
+TEST(CudaUnavailable, ThisMachinesAnswerIsConsistent) {
+  EXPECT_EQ(cuda_device_count() == 0, !cuda_unavailable_reason().empty()) << cuda_unavailable_reason();
+}
+
 TEST(DeviceAddress, TheLegacyDefaultStreamIsRecognised) {
   EXPECT_TRUE(is_legacy_default_stream(nullptr));
   EXPECT_TRUE(is_legacy_default_stream(cudaStreamLegacy));

@@ -720,8 +720,8 @@ TEST_F(ProgramApi, DelegateFailuresKeepTheirStatus) {
     open(program, "add_one.pte", &options);
     EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error), TTE_ERROR_NO_DEVICE);
     const std::string message = error.message;
-    EXPECT_NE(message.find("TensorRTBackend delegate: no CUDA device: TensorRT engines need an "
-                           "NVIDIA GPU ('device-only' needs a CUDA device)"),
+    EXPECT_NE(message.find(std::string("TensorRTBackend delegate: no CUDA device (") + tte_cuda_unavailable_reason() +
+                           "): TensorRT engines need an NVIDIA GPU ('device-only' needs a CUDA device)"),
               std::string::npos)
         << message;
     EXPECT_EQ(std::string(tte_program_last_error(program.get())), message);

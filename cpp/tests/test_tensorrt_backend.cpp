@@ -8,6 +8,7 @@
 
 #include <executorch/runtime/backend/options.h>
 
+#include "torch_tensorrt_executorch/c_api.h"
 #include "delegate_harness.h"
 
 namespace tte_test {
@@ -575,7 +576,9 @@ TEST(BackendProviders, DeviceProviderWithoutAGpuIsNeverAsked) {
   Delegate delegate;
   StderrCapture log;
   EXPECT_EQ(delegate.init(add_one_blob()), Error::NotSupported);
-  EXPECT_TRUE(contains(log.text(), "no CUDA device: TensorRT engines need an NVIDIA GPU"))
+  // With why no device is usable (tte_cuda_unavailable_reason).
+  EXPECT_TRUE(contains(log.text(), std::string("no CUDA device (") + tte_cuda_unavailable_reason() +
+                                       "): TensorRT engines need an NVIDIA GPU"))
       << log.text();
   EXPECT_EQ(device.state().deserializes.load(), 0);
 }

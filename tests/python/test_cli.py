@@ -429,3 +429,27 @@ def test_pack_bad_tensor_is_a_usage_error(tmp_path):
     result = cli("pack", tmp_path / "o.pte", "--engine", tmp_path / "e.plan", "--input", "x", "--output", "y:float32:2")
     assert result.returncode == 2
     assert "NAME:DTYPE:DIMS" in result.stderr
+
+
+def test_doctor_says_the_driver_is_too_old_for_the_plugins_cuda(tte, monkeypatch):
+    """A driver that lists GPUs but is older than the CUDA runtime the plugin links (a CUDA 13 build on
+    JetPack 6's CUDA 12.6 driver): the plugin sees no device, and doctor says why instead of passing."""
+    from torch_tensorrt_executorch_runtime import _native
+    from torch_tensorrt_executorch_runtime.cli import doctor
+
+    gpu = {"index": 0, "name": "Orin", "compute_capability": "8.7", "memory_bytes": 2**34}
+    monkeypatch.setattr(_native, "driver_report", lambda: {"found": True, "version": "12.6", "gpus": [gpu], "detail": ""})
+    monkeypatch.setattr(_native, "cuda_device_count", lambda: 0)
+    reason = "the NVIDIA driver is too old: it supports CUDA 12.6, and this build of the plugin runs on CUDA 13.0"
+    monkeypatch.setattr(_native, "cuda_unavailable_reason", lambda: reason)
+    report = doctor.collect()
+    assert report["cuda_unavailable"] == reason
+    assert {"missing": "a CUDA device the plugin can use", "fix": reason} in report["missing"]
+    assert f"CUDA devices:  none usable by the plugin: {reason}" in doctor.format_text(report)
+
+
+def test_the_plugin_says_why_it_sees_no_device(tte):
+    from torch_tensorrt_executorch_runtime import _native
+
+    reason = _native.cuda_unavailable_reason()
+    assert (tte.cuda_device_count() == 0) == bool(reason), reason

@@ -79,6 +79,10 @@ TTE_API TteLogLevel tte_get_log_level(void);
 /* Number of CUDA devices usable by this process (0 without a driver or GPU;
  * never touches TensorRT). */
 TTE_API int32_t tte_cuda_device_count(void);
+/* Why tte_cuda_device_count() is 0, one sentence ("" when it is not): no
+ * driver, a driver too old for the CUDA runtime this library was built with
+ * (with both versions), or no GPU. Static storage; never freed. */
+TTE_API const char* tte_cuda_unavailable_reason(void);
 /* Who provides ExecuTorch's CUDA DeviceAllocator (device-planned programs):
  * "torch_tensorrt_executorch" (this library), "executorch_cuda_backend"
  * (ExecuTorch's own CUDA backend, loaded first when installed), "other", or

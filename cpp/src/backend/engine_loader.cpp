@@ -364,7 +364,8 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
   // DelegateInvalidCompatibility, except without any device at all.
   if (no_device) {
     return Status(TTE_ERROR_NO_DEVICE,
-                  "no CUDA device: TensorRT engines need an NVIDIA GPU (" + refusals + ")");
+                  "no CUDA device (" + cuda_unavailable_reason() +
+                      "): TensorRT engines need an NVIDIA GPU (" + refusals + ")");
   }
   if (bad_device) {
     return Status(TTE_ERROR_NOT_ACCEPTED,

@@ -70,6 +70,7 @@ TTE_API void tte_set_log_level(TteLogLevel level) {
 TTE_API TteLogLevel tte_get_log_level(void) { return tte::log_level(); }
 
 TTE_API int32_t tte_cuda_device_count(void) { return tte::cuda_device_count(); }
+TTE_API const char* tte_cuda_unavailable_reason(void) { return tte::cuda_unavailable_reason().c_str(); }
 
 TTE_API const char* tte_cuda_allocator_owner(void) { return tte::cuda_allocator_owner(); }
 

@@ -40,7 +40,8 @@ class CudaDeviceAllocator final : public DeviceAllocator {
           TTE_ERROR_NO_DEVICE, "no CUDA device: cannot allocate " + std::to_string(nbytes) +
                                    " bytes of device memory for a program planned on cuda:" +
                                    std::to_string(index) +
-                                   " (TensorRTBackend needs an NVIDIA GPU)"));
+                                   " (TensorRTBackend needs an NVIDIA GPU; " +
+                                   cuda_unavailable_reason() + ")"));
     }
     DeviceGuard guard(index);
     if (guard.status() != cudaSuccess) {

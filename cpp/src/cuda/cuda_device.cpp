@@ -4,17 +4,60 @@
 
 namespace tte {
 
-int cuda_device_count() {
-  static int count = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+namespace {
+
+struct DeviceCount {
+  int count = 0;
+  std::string unavailable;  // why count is 0
+};
+
+const DeviceCount& device_count() {
+  static const DeviceCount counted = [] {
+    DeviceCount result;
+    const cudaError_t status = cudaGetDeviceCount(&result.count);
+    if (status != cudaSuccess || result.count <= 0) {
       // No driver or no GPU: not an error for host-memory providers.
       cudaGetLastError();
-      n = 0;
+      int driver = 0, runtime = 0;
+      cudaDriverGetVersion(&driver);
+      cudaRuntimeGetVersion(&runtime);
+      cudaGetLastError();
+      result.count = 0;
+      result.unavailable = describe_cuda_unavailable(status, driver, runtime);
     }
-    return n;
+    return result;
   }();
-  return count;
+  return counted;
+}
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+}  // namespace
+
+int cuda_device_count() { return device_count().count; }
+
+const std::string& cuda_unavailable_reason() { return device_count().unavailable; }
+
+std::string describe_cuda_unavailable(cudaError_t count_error, int driver_version, int runtime_version) {
+  const std::string needs = "CUDA " + cuda_version_text(runtime_version);
+  if (driver_version <= 0) {
+    return "no NVIDIA driver was found (libcuda.so.1); this build runs on " + needs +
+           " and needs a driver that supports it";
+  }
+  if (count_error == cudaErrorInsufficientDriver || driver_version < runtime_version) {
+    // CUDA 13's runtime needs driver 580 or newer; JetPack 6 (CUDA 12.6)
+    // has 540.
+    return "the NVIDIA driver is too old: it supports CUDA " + cuda_version_text(driver_version) +
+           ", and this build of the plugin runs on " + needs + " (libcudart.so." +
+           std::to_string(runtime_version / 1000) +
+           "); update the driver, or install the build for the driver's CUDA (docs/jetson.md)";
+  }
+  if (count_error == cudaSuccess || count_error == cudaErrorNoDevice) {
+    return "the NVIDIA driver (CUDA " + cuda_version_text(driver_version) + ") sees no GPU";
+  }
+  return std::string("the CUDA runtime found no usable GPU: ") + cuda_error_text(count_error);
 }
 
 const char* cuda_error_text(cudaError_t status) {

@@ -14,6 +14,17 @@ namespace tte {
 // cleared). Counted once per process, like the CUDA runtime itself does.
 int cuda_device_count();
 
+// Why cuda_device_count() is 0, in one sentence for people ("" when it is
+// not): no driver, a driver too old for the CUDA runtime this library was
+// built with (a CUDA 13 build on a JetPack 6 / CUDA 12 driver, say), or no
+// GPU. Asked with cuda_device_count, once per process.
+const std::string& cuda_unavailable_reason();
+
+// The sentence above from what the CUDA runtime answered: the error of
+// cudaGetDeviceCount, cudaDriverGetVersion's version (0: no driver) and
+// cudaRuntimeGetVersion's (CUDA's 1000 * major + 10 * minor).
+std::string describe_cuda_unavailable(cudaError_t count_error, int driver_version, int runtime_version);
+
 // "cudaErrorNoDevice: no CUDA-capable device is detected".
 const char* cuda_error_text(cudaError_t status);
 

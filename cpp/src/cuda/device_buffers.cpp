@@ -105,7 +105,8 @@ void DeviceOutputPool::free(void* data, int device) {
 Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what) {
   if (cuda_device_count() == 0) {
     return Status(TTE_ERROR_NO_DEVICE, what + " lives on cuda:" + std::to_string(device) +
-                                           " but this process sees no CUDA device");
+                                           " but this process sees no CUDA device (" +
+                                           cuda_unavailable_reason() + ")");
   }
   DeviceGuard guard(device);
   cudaError_t error = guard.status();

@@ -125,8 +125,8 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
       return Status(
           TTE_ERROR_NO_DEVICE,
           where +
-              ", but this process sees no CUDA device: run it on a machine with an NVIDIA "
-              "GPU, or export the program with host I/O");
+              ", but this process sees no CUDA device (" + cuda_unavailable_reason() +
+              "): run it on a machine with an NVIDIA GPU, or export the program with host I/O");
     }
     if (device->index() >= cuda_device_count()) {
       return Status(TTE_ERROR_NO_DEVICE, where + ", but this process sees only " +

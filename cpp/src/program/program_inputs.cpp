@@ -51,7 +51,8 @@ Status copy_async(void* dst, const void* src, size_t nbytes, InputContext& conte
   }
   if (cuda_device_count() == 0) {
     return Status(TTE_ERROR_NO_DEVICE,
-                  label + " needs a CUDA copy, but this process sees no CUDA device");
+                  label + " needs a CUDA copy, but this process sees no CUDA device (" +
+                      cuda_unavailable_reason() + ")");
   }
   const cudaError_t error = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault,
                                             static_cast<cudaStream_t>(context.stream));

@@ -342,6 +342,7 @@ PROTOTYPES: dict[str, tuple[object, list[object]]] = {
     "tte_set_log_level": (None, [c_int32]),
     "tte_get_log_level": (c_int32, []),
     "tte_cuda_device_count": (c_int32, []),
+    "tte_cuda_unavailable_reason": (c_char_p, []),
     "tte_cuda_allocator_owner": (c_char_p, []),
     # Takes the char* the library allocated; c_void_p keeps ctypes from
     # converting (and losing) the pointer.

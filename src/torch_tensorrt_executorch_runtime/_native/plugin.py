@@ -99,6 +99,11 @@ def cuda_device_count() -> int:
     return int(lib().tte_cuda_device_count())
 
 
+def cuda_unavailable_reason() -> str:
+    """Why cuda_device_count() is 0 (no driver, a driver too old for the plugin's CUDA, no GPU), else ""."""
+    return _text(lib().tte_cuda_unavailable_reason()) or ""
+
+
 def set_log_level(name: str) -> None:
     """Set the plugin's level: a key of LOG_LEVELS."""
     lib().tte_set_log_level(LOG_LEVELS[name])

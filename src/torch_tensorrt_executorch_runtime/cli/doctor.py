@@ -138,10 +138,15 @@ def collect() -> dict:
     driver = _native.driver_report()
     report["cuda_driver"] = driver
     report["cuda_devices"] = _native.cuda_device_count() if loaded else None
+    # The plugin's own answer, through the CUDA runtime it links: a driver that lists GPUs can still
+    # be too old for that runtime (a CUDA 13 build on JetPack 6's CUDA 12.6 driver).
+    report["cuda_unavailable"] = _native.cuda_unavailable_reason() if loaded else None
     if not driver["found"]:
         missing("an NVIDIA driver", "install the NVIDIA driver for your GPU (no GPU: engines cannot run here)")
     elif not driver["gpus"]:
         missing("a usable NVIDIA GPU", driver["detail"] or "check nvidia-smi")
+    elif report["cuda_devices"] == 0:
+        missing("a CUDA device the plugin can use", report["cuda_unavailable"] or "the CUDA runtime sees no GPU")
 
     report["torch"] = _torch_version()
     # executorch.runtime imports torch (its prebuilt extension links libtorch)
@@ -287,6 +292,8 @@ def format_text(report: dict) -> str:
         lines.append(f"CUDA driver:   {driver['version'] or 'unknown version'}")
     else:
         lines.append(f"CUDA driver:   {driver['detail']}")
+    if report.get("cuda_devices") == 0 and report.get("cuda_unavailable"):
+        lines.append(f"CUDA devices:  none usable by the plugin: {report['cuda_unavailable']}")
     if driver["gpus"]:
         for gpu in driver["gpus"]:
             lines.append(
