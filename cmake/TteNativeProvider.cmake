@@ -216,7 +216,7 @@ function(tte_add_native_provider major root_var beside)
   endif()
   # Sections per function and object, dropped at link when unreached (the
   # wheel's size budget; see the plugin's target).
-  target_compile_options(${_objects} PRIVATE -Wall -Wextra -ffunction-sections -fdata-sections)
+  target_compile_options(${_objects} PRIVATE -Wall -Wextra -ffunction-sections -fdata-sections -O2)
   tte_glibc_compat(${_objects})
 
   set(_provider tte_provider_tensorrt${major})
