@@ -174,18 +174,25 @@ void CudaGraphCache::capture_first(Entry& entry, cudaStream_t stream, const Enqu
     return;
   }
   cudaGraph_t graph = capture(entry, entry.addresses, stream, enqueue, capturable);
-  if (graph == nullptr) {
-    return;
+  if (graph != nullptr) {
+    instantiate(entry, graph);
   }
+}
+
+bool CudaGraphCache::instantiate(Entry& entry, cudaGraph_t graph) {
   cudaGraphExec_t exec = nullptr;
   const cudaError_t instantiated = calls_.instantiate(&exec, graph);
   calls_.destroy_graph(graph);
   if (instantiated != cudaSuccess) {
     give_up(entry, std::string("cudaGraphInstantiate: ") + cuda_error_text(instantiated));
-    return;
+    return false;
+  }
+  if (entry.exec != nullptr) {
+    calls_.destroy_exec(entry.exec);
   }
   entry.exec = exec;
   RuntimeStats::instance().graph_captures.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 Status CudaGraphCache::run_moved(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
@@ -194,28 +201,17 @@ Status CudaGraphCache::run_moved(Entry& entry, const std::vector<void*>& address
   if (graph == nullptr) {
     return run_plain(addresses, enqueue);
   }
-  RuntimeStats& stats = RuntimeStats::instance();
   if (calls_.update(entry.exec, graph) == cudaSuccess) {
+    calls_.destroy_graph(graph);
     ++updates_;
-    stats.graph_updates.fetch_add(1, std::memory_order_relaxed);
+    RuntimeStats::instance().graph_updates.fetch_add(1, std::memory_order_relaxed);
   } else {
     // Refused (the capture's work differs, not only its parameters): the
     // new capture replaces the graph.
     cudaGetLastError();
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t instantiated = calls_.instantiate(&exec, graph);
-    calls_.destroy_graph(graph);
-    if (instantiated != cudaSuccess) {
-      give_up(entry, std::string("cudaGraphInstantiate: ") + cuda_error_text(instantiated));
+    if (!instantiate(entry, graph)) {
       return run_plain(addresses, enqueue);
     }
-    calls_.destroy_exec(entry.exec);
-    entry.exec = exec;
-    stats.graph_captures.fetch_add(1, std::memory_order_relaxed);
-    graph = nullptr;
-  }
-  if (graph != nullptr) {
-    calls_.destroy_graph(graph);
   }
   entry.addresses = addresses;
   return launch(entry.exec, stream);

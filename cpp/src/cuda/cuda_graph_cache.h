@@ -104,6 +104,10 @@ class CudaGraphCache {
   // marked cannot_capture, on refusal or failure.
   cudaGraph_t capture(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
                       const Enqueue& enqueue, const std::function<bool()>& capturable);
+  // Instantiates `graph` (destroyed either way) as the entry's executable
+  // graph, replacing the one it had; false, with the entry given up, when
+  // the runtime refuses.
+  bool instantiate(Entry& entry, cudaGraph_t graph);
   // The first graph of a shape set, right after its plain warm-up enqueue.
   void capture_first(Entry& entry, cudaStream_t stream, const Enqueue& enqueue,
                      const std::function<bool()>& capturable);
