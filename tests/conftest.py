@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -38,6 +39,35 @@ def _pack_unplanned_outputs(specs) -> bytes:
         return pack_program(None, specs)
     finally:
         exir.MemoryPlanningPass = planning
+
+
+class TestProviderStats(ctypes.Structure):
+    """TteTestProviderStats of cpp/providers/testing/test_provider_api.h (append-only)."""
+
+    __test__ = False  # not a test class
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
+        ("deserializes", ctypes.c_uint64), ("destroys", ctypes.c_uint64), ("enqueues", ctypes.c_uint64),
+        ("select_profiles", ctypes.c_uint64), ("last_stream", ctypes.c_void_p), ("last_profile", ctypes.c_int32),
+        ("last_has_weight_streaming_budget", ctypes.c_int32), ("last_weight_streaming_budget", ctypes.c_int64),
+        ("executes", ctypes.c_uint64), ("input_shapes_set", ctypes.c_uint64),
+        ("execution_contexts", ctypes.c_uint64), ("device_memory_sets", ctypes.c_uint64),
+        ("live_weight_bytes", ctypes.c_int64), ("live_own_scratch_bytes", ctypes.c_int64),
+        ("max_profile_overlap", ctypes.c_uint64),
+    ]
+
+
+def _provider_stats(library) -> TestProviderStats:
+    stats = TestProviderStats(struct_size=ctypes.sizeof(TestProviderStats))
+    library.tte_test_provider_stats(ctypes.byref(stats))
+    assert stats.struct_size == ctypes.sizeof(TestProviderStats), "the test provider's stats are older than these"
+    return stats
+
+
+@pytest.fixture
+def provider_stats():
+    """Reads a test provider library's counters (a ctypes.CDLL of it): provider_stats(library)."""
+    return _provider_stats
 
 
 @pytest.fixture

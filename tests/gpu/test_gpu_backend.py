@@ -17,24 +17,6 @@ from torch_tensorrt_executorch_runtime import reset_runtime_stats, runtime_stats
 N = 1 << 20
 
 
-class ProviderStats(ctypes.Structure):
-    """TteTestProviderStats of cpp/providers/testing/test_provider_api.h."""
-
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
-        ("deserializes", ctypes.c_uint64), ("destroys", ctypes.c_uint64), ("enqueues", ctypes.c_uint64),
-        ("select_profiles", ctypes.c_uint64), ("last_stream", ctypes.c_void_p), ("last_profile", ctypes.c_int32),
-        ("last_has_weight_streaming_budget", ctypes.c_int32), ("last_weight_streaming_budget", ctypes.c_int64),
-    ]
-
-
-def provider_stats(lib) -> ProviderStats:
-    s = ProviderStats()
-    s.struct_size = ctypes.sizeof(ProviderStats)
-    lib.tte_test_provider_stats(ctypes.byref(s))
-    return s
-
-
 def x_cuda(n=N):
     return torch.arange(n, dtype=torch.float32, device="cuda")
 
@@ -94,7 +76,7 @@ def test_aliased_kv_cache_is_updated_in_place_across_calls(cuda_provider, progra
         assert torch.equal(outs[-1], cache)
 
 
-def test_caller_stream_is_honoured(cuda_provider, programs):
+def test_caller_stream_is_honoured(cuda_provider, programs, provider_stats):
     program = tte.load(programs / "add_one_device_resident.pte")
     x = x_cuda()
     stream = torch.cuda.Stream()
@@ -107,7 +89,7 @@ def test_caller_stream_is_honoured(cuda_provider, programs):
     assert torch.equal(y, y2)
 
 
-def test_per_thread_default_stream_is_never_given_to_the_engine(cuda_provider, programs):
+def test_per_thread_default_stream_is_never_given_to_the_engine(cuda_provider, programs, provider_stats):
     # cudaStreamPerThread (handle 2) is a default stream: the engine gets a real
     # stream, ordered after the caller's per-thread work (an input written there
     # by a kernel that spins first is read complete).

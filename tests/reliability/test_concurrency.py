@@ -95,30 +95,8 @@ def test_loading_and_dropping_while_others_run(tte, host_provider, packed):
             np.testing.assert_array_equal(g, x + 1)
 
 
-class _ProviderStats(ctypes.Structure):
-    """TteTestProviderStats of cpp/providers/testing/test_provider_api.h, up to max_profile_overlap."""
-
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32), ("last_device_id", ctypes.c_int32),
-        ("deserializes", ctypes.c_uint64), ("destroys", ctypes.c_uint64), ("enqueues", ctypes.c_uint64),
-        ("select_profiles", ctypes.c_uint64), ("last_stream", ctypes.c_void_p), ("last_profile", ctypes.c_int32),
-        ("last_has_weight_streaming_budget", ctypes.c_int32), ("last_weight_streaming_budget", ctypes.c_int64),
-        ("executes", ctypes.c_uint64), ("input_shapes_set", ctypes.c_uint64),
-        ("execution_contexts", ctypes.c_uint64), ("device_memory_sets", ctypes.c_uint64),
-        ("live_weight_bytes", ctypes.c_int64), ("live_own_scratch_bytes", ctypes.c_int64),
-        ("max_profile_overlap", ctypes.c_uint64),
-    ]
-
-
-def _provider_stats(library) -> _ProviderStats:
-    stats = _ProviderStats(struct_size=ctypes.sizeof(_ProviderStats))
-    library.tte_test_provider_stats(ctypes.byref(stats))
-    assert stats.struct_size == ctypes.sizeof(_ProviderStats), "the provider's stats end before max_profile_overlap"
-    return stats
-
-
 def test_programs_sharing_a_dynamic_engine_never_run_one_profile_at_once(tte, host_provider, host_provider_file,
-                                                                      tmp_path):
+                                                                      provider_stats, tmp_path):
     """Two programs with one plan share its deserialized engine, each with a context of its own; TensorRT:
     "If the engine supports dynamic shapes, each execution context in concurrent use must use a separate
     optimization profile" (NvInferRuntime.h, class IExecutionContext). Their calls on one profile take
@@ -150,7 +128,7 @@ def test_programs_sharing_a_dynamic_engine_never_run_one_profile_at_once(tte, ho
         for outputs in results:
             for y in outputs:
                 np.testing.assert_array_equal(y, x + 1)
-        stats = _provider_stats(library)
+        stats = provider_stats(library)
         assert stats.enqueues == 10
         assert stats.max_profile_overlap == 1
     finally:
