@@ -2,7 +2,10 @@
 // host tensors staged, the caller's stream honoured, work finished on return,
 // CUDA graphs captured, replayed and given up on. Needs a CUDA device; every
 // case skips with a message without one.
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -118,6 +121,110 @@ TEST(BackendGpu, StagesPinnedHostTensors) {
   }
   cudaFreeHost(pinned_x);
   cudaFreeHost(pinned_y);
+}
+
+// TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING for the delegates loaded while it
+// lives (the binder reads it when a delegate loads).
+class MappedStagingForced {
+ public:
+  explicit MappedStagingForced(const char* value) { setenv("TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING", value, 1); }
+  ~MappedStagingForced() { unsetenv("TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING"); }
+};
+
+bool is_pinned_host_memory(const void* address) {
+  cudaPointerAttributes attributes{};
+  const bool known = cudaPointerGetAttributes(&attributes, address) == cudaSuccess;
+  cudaGetLastError();
+  return known && attributes.type == cudaMemoryTypeHost;
+}
+
+// The integrated-GPU (Jetson) path, forced on this GPU: pageable host
+// tensors are copied by the CPU into mapped page-locked memory that the
+// engine reads and writes where it lies, with no DMA either way.
+TEST(BackendGpu, StagesPageableHostTensorsThroughMappedMemoryWhenAsked) {
+  REQUIRE_GPU();
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE);
+  Delegate delegate;
+  {
+    MappedStagingForced forced("1");
+    ASSERT_EQ(delegate.init(copy_blob()), Error::Ok);
+  }
+  OwnedTensor x(ScalarType::Float, {3, 4});
+  OwnedTensor y(ScalarType::Float, {8, 4});
+  for (int call = 1; call <= 2; ++call) {
+    x.fill(0.5f * call, 1.0f);
+    tte_reset_runtime_stats();
+    ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+    EXPECT_EQ(y.sizes(), (std::vector<int32_t>{3, 4}));
+    EXPECT_TRUE(std::equal(x.data<float>(), x.data<float>() + 12, y.data<float>())) << call;
+    const TteRuntimeStats s = stats();
+    EXPECT_EQ(s.h2d_copies + s.d2h_copies + s.d2d_copies, 0u);
+    EXPECT_EQ(s.mapped_copies, 2u);
+    EXPECT_EQ(s.mapped_bytes, 2u * 12 * sizeof(float));
+  }
+  std::vector<void*> addresses;
+  {
+    std::lock_guard<std::mutex> lock(provider.state().mutex);
+    addresses = provider.state().last_addresses;
+  }
+  ASSERT_EQ(addresses.size(), 2u);
+  for (void* address : addresses) {
+    EXPECT_NE(address, x.data<float>());
+    EXPECT_NE(address, y.data<float>());
+    EXPECT_TRUE(is_pinned_host_memory(address)) << "the engine got a mapped buffer's address";
+  }
+}
+
+TEST(BackendGpu, UsesPinnedHostTensorsWhereTheyLieWithMappedStaging) {
+  REQUIRE_GPU();
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE);
+  Delegate delegate;
+  {
+    MappedStagingForced forced("1");
+    ASSERT_EQ(delegate.init(copy_blob()), Error::Ok);
+  }
+  void* pinned_x = nullptr;
+  void* pinned_y = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&pinned_x, 32 * sizeof(float), cudaHostAllocMapped), cudaSuccess);
+  ASSERT_EQ(cudaHostAlloc(&pinned_y, 32 * sizeof(float), cudaHostAllocMapped), cudaSuccess);
+  {
+    OwnedTensor x(ScalarType::Float, {8, 4}, -1, pinned_x);
+    OwnedTensor y(ScalarType::Float, {8, 4}, -1, pinned_y);
+    x.fill(7);
+    tte_reset_runtime_stats();
+    ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+    EXPECT_EQ(y.data<float>()[31], 38.0f);
+    const TteRuntimeStats s = stats();
+    EXPECT_EQ(s.h2d_copies + s.d2h_copies + s.d2d_copies + s.mapped_copies, 0u);
+  }
+  void* device_x = nullptr;
+  ASSERT_EQ(cudaHostGetDevicePointer(&device_x, pinned_x, 0), cudaSuccess);
+  {
+    std::lock_guard<std::mutex> lock(provider.state().mutex);
+    ASSERT_EQ(provider.state().last_addresses.size(), 2u);
+    EXPECT_EQ(provider.state().last_addresses[0], device_x);
+  }
+  cudaFreeHost(pinned_x);
+  cudaFreeHost(pinned_y);
+}
+
+TEST(BackendGpu, MappedStagingIsOffOnADiscreteGpuByDefault) {
+  REQUIRE_GPU();
+  int integrated = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, 0), cudaSuccess);
+  if (integrated) GTEST_SKIP() << "an integrated GPU stages through mapped memory by default";
+  FakeProvider provider("fake-device", TTE_MEMORY_DEVICE);
+  Delegate delegate;
+  ASSERT_EQ(delegate.init(copy_blob()), Error::Ok);
+  OwnedTensor x(ScalarType::Float, {3, 4});
+  OwnedTensor y(ScalarType::Float, {8, 4});
+  x.fill(1);
+  tte_reset_runtime_stats();
+  ASSERT_EQ(delegate.execute({&x, &y}), Error::Ok);
+  const TteRuntimeStats s = stats();
+  EXPECT_EQ(s.mapped_copies, 0u);
+  EXPECT_EQ(s.h2d_copies, 1u);
+  EXPECT_EQ(s.d2h_copies, 1u);
 }
 
 TEST(BackendGpu, EmptyDeviceTensorsGetAnAddress) {
@@ -430,6 +537,45 @@ TEST_F(CudaTestProvider, KvUpdateInPlaceOnDeviceAndHost) {
     EXPECT_EQ(host_cache.data<float>()[3], 10.0f + 4.0f * call);
     EXPECT_EQ(host_out.data<float>()[3], 10.0f + 4.0f * call);
     EXPECT_EQ(host_y.data<float>()[3], 10.0f + 4.0f * call);
+  }
+}
+
+TEST_F(CudaTestProvider, KvUpdateInPlaceThroughMappedMemory) {
+  const std::string plan =
+      std::string("TTE-TEST-ENGINE\n") +
+      R"({"op":"kv_update","tensors":[)"
+      R"({"name":"cache","is_input":true,"dtype":"float32","profiles":[{"min":[4],"opt":[4],"max":[4]}]},)"
+      R"({"name":"x","is_input":true,"dtype":"float32","profiles":[{"min":[4],"opt":[4],"max":[4]}]},)"
+      R"({"name":"cache_out","is_input":false,"dtype":"float32","shape_of":"cache"},)"
+      R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"cache"}],)"
+      R"("aliases":{"cache_out":"cache"}})";
+  Json metadata = blob_metadata({"cache", "x"}, {"cache_out", "y"});
+  metadata["aliased_io"] =
+      Json::array({Json{{"output", "cache_out"}, {"input", "cache"}, {"kind", "kv_cache_update"}}});
+  Delegate delegate;
+  {
+    MappedStagingForced forced("1");
+    ASSERT_EQ(delegate.init(make_blob(metadata, plan)), Error::Ok);
+  }
+  // The engine updates the mapped copy of the host cache; it is written back
+  // into the cache and both outputs, with no DMA.
+  OwnedTensor cache(ScalarType::Float, {4});
+  OwnedTensor x(ScalarType::Float, {4});
+  OwnedTensor out(ScalarType::Float, {4});
+  OwnedTensor y(ScalarType::Float, {4});
+  cache.fill(10, 0);
+  x.fill(1, 1);  // 1 2 3 4
+  for (int call = 1; call <= 2; ++call) {
+    tte_reset_runtime_stats();
+    ASSERT_EQ(delegate.execute({&cache, &x, &out, &y}), Error::Ok);
+    EXPECT_EQ(cache.data<float>()[3], 10.0f + 4.0f * call);
+    EXPECT_EQ(out.data<float>()[3], 10.0f + 4.0f * call);
+    EXPECT_EQ(y.data<float>()[3], 10.0f + 4.0f * call);
+    TteRuntimeStats s{};
+    s.struct_size = sizeof(s);
+    tte_get_runtime_stats(&s);
+    EXPECT_EQ(s.h2d_copies + s.d2h_copies, 0u);
+    EXPECT_GE(s.mapped_copies, 4u);  // cache and x in; cache, out and y back
   }
 }
 

@@ -91,17 +91,20 @@ def main(out: Path) -> None:
          _tensor("cache_out", False, shape_of="cache"), _tensor("y", False, shape_of="cache")],
         aliases={"cache_out": "cache"},
     )
-    pack_program(
-        out / "kv_update_resident.pte",
-        [EngineSpec(
-            kv_plan,
-            [TensorSpec("cache", "float32", (1024,)), TensorSpec("x", "float32", (1024,))],
-            [TensorSpec("cache_out", "float32", (1024,)), TensorSpec("y", "float32", (1024,))],
-            aliased_io=[("cache_out", "cache", "kv_cache_update")],
-        )],
-        placement="device_resident",
-        alias_mode="input",  # the caller owns the cache buffer
-    )
+    # Resident: the caller's device cache is updated in place; host: the
+    # engine updates a staged copy of the caller's host cache, written back.
+    for placement in ("device_resident", "host"):
+        pack_program(
+            out / f"kv_update_{placement.split('_')[-1]}.pte",
+            [EngineSpec(
+                kv_plan,
+                [TensorSpec("cache", "float32", (1024,)), TensorSpec("x", "float32", (1024,))],
+                [TensorSpec("cache_out", "float32", (1024,)), TensorSpec("y", "float32", (1024,))],
+                aliased_io=[("cache_out", "cache", "kv_cache_update")],
+            )],
+            placement=placement,
+            alias_mode="input",  # the caller owns the cache buffer
+        )
 
     # For the multi-GPU checks: one delegate on device 1, and one method with
     # delegates on devices 0 and 1 wired x -> (dev0) h -> (dev1) y.

@@ -399,6 +399,12 @@ typedef struct TteRuntimeStats {
   /* Appended. CUDA graphs updated in place to the addresses of a call whose
    * tensors moved (cudaGraphExecUpdate), each before its replay. */
   uint64_t graph_updates;
+  /* Appended. Host tensors staged through mapped page-locked memory, which
+   * the device reads and writes where it lies (integrated GPUs, or any GPU
+   * with TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING=1): the CPU copies into and
+   * out of it, made instead of host<->device copies, and their bytes. */
+  uint64_t mapped_copies;
+  uint64_t mapped_bytes;
 } TteRuntimeStats;
 TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
 TTE_API void tte_reset_runtime_stats(void);

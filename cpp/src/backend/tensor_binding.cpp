@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -39,9 +40,25 @@ bool is_engine_aligned(const void* address) {
 
 }  // namespace
 
+TensorBinder::TensorBinder(EngineMemory memory)
+    : memory_(memory),
+      stage_through_mapped_memory_(!memory.host &&
+                                   mapped_staging_from_env(std::getenv(kMappedStagingEnv),
+                                                           memory.traits.integrated)) {}
+
 void* TensorBinder::engine_address(const PointerInfo& info, void* data) const {
-  void* address = memory_.host ? (info.kind != PointerKind::kDevice ? data : nullptr)
-                               : device_address(info, data, memory_.device, memory_.traits);
+  void* address = nullptr;
+  if (memory_.host) {
+    address = info.kind != PointerKind::kDevice ? data : nullptr;
+  } else if (stage_through_mapped_memory_ && info.kind == PointerKind::kHost) {
+    // Where host memory is staged through mapped memory, page-locked host
+    // memory is used where it lies, at its mapped address (what
+    // device_address does on integrated GPUs, and on a discrete GPU with the
+    // override: read over the bus instead of copied).
+    address = info.device_pointer;
+  } else {
+    address = device_address(info, data, memory_.device, memory_.traits);
+  }
   return address != nullptr && is_engine_aligned(address) ? address : nullptr;
 }
 
@@ -57,9 +74,34 @@ void* TensorBinder::zero_size_address() {
   return zero_size_device_.data();
 }
 
+Status TensorBinder::stage_through_mapped(size_t a, const std::string& name, bool is_input,
+                                          Binding* binding) {
+  const size_t n = binding->nbytes;
+  const cudaError_t status = mapped_staging_[a].reserve(n, memory_.device);
+  void* device = status == cudaSuccess ? mapped_device_pointer(mapped_staging_[a].data()) : nullptr;
+  if (device == nullptr) {
+    return cuda_failure(status != cudaSuccess ? status : cudaErrorInvalidValue,
+                        "allocating " + std::to_string(n) +
+                            " bytes of mapped host staging memory for '" + name + "'");
+  }
+  binding->address = device;
+  binding->mapped = mapped_staging_[a].data();
+  binding->staged = true;
+  if (is_input) {
+    // The engine's earlier reads of this buffer are finished: every call
+    // returns with its stream synchronized.
+    std::memcpy(binding->mapped, binding->data, n);
+    count_copy(CopyKind::Mapped, n);
+  }
+  return Status::Ok();
+}
+
 Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bool is_input,
                                            cudaStream_t stream, Binding* binding) {
   const size_t n = binding->nbytes;
+  if (stage_through_mapped_memory_ && binding->kind == PointerKind::kUnregistered) {
+    return stage_through_mapped(a, name, is_input, binding);
+  }
   cudaError_t status;
   if (memory_.host) {
     status = host_staging_[a].reserve(n);
@@ -118,6 +160,7 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
                           std::vector<Binding>* bindings) {
   device_staging_.resize(memory_.host ? 0 : args.size());
   host_staging_.resize(memory_.host ? args.size() : 0);
+  mapped_staging_.resize(stage_through_mapped_memory_ ? args.size() : 0);
   bindings->assign(args.size(), Binding{});
   for (size_t a = 0; a < args.size(); ++a) {
     const bool is_input = a < io.inputs.size();
@@ -172,8 +215,23 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
   return Status::Ok();
 }
 
-cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const void* src, size_t n,
-                                   cudaStream_t stream) {
+cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const Binding& from, size_t n,
+                                   cudaStream_t stream, bool* synchronized) {
+  const void* src = from.address;
+  if (from.mapped != nullptr && kind == PointerKind::kUnregistered) {
+    // The engine wrote mapped memory: the CPU reads it once the stream's
+    // work is done (once per call, for all such outputs).
+    if (!*synchronized) {
+      const cudaError_t status = cudaStreamSynchronize(stream);
+      if (status != cudaSuccess) {
+        return status;
+      }
+      *synchronized = true;
+    }
+    std::memcpy(dst, from.mapped, n);
+    count_copy(CopyKind::Mapped, n);
+    return cudaSuccess;
+  }
   if (memory_.host) {
     if (kind != PointerKind::kDevice) {
       std::memcpy(dst, src, n);
@@ -192,6 +250,7 @@ cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const void* src,
 
 Status TensorBinder::write_back(const EngineIo& io, const std::vector<Binding>& bindings,
                                 cudaStream_t stream) {
+  bool synchronized = false;
   for (size_t o = 0; o < io.outputs.size(); ++o) {
     const EngineTensor& output = io.outputs[o];
     const Binding& binding = bindings[io.inputs.size() + o];
@@ -202,15 +261,15 @@ Status TensorBinder::write_back(const EngineIo& io, const std::vector<Binding>& 
       // write it back, so the caller's tensor is updated in place as it is
       // on the unstaged path.
       if (input.staged && input.nbytes > 0) {
-        status = copy_out(input.data, input.kind, input.address, input.nbytes, stream);
+        status = copy_out(input.data, input.kind, input, input.nbytes, stream, &synchronized);
       }
       // And the delegate's own output tensor, when it is other memory.
       if (status == cudaSuccess && binding.nbytes > 0 && binding.data != input.data) {
-        status = copy_out(binding.data, binding.kind, input.address,
-                          std::min(binding.nbytes, input.nbytes), stream);
+        status = copy_out(binding.data, binding.kind, input, std::min(binding.nbytes, input.nbytes),
+                          stream, &synchronized);
       }
     } else if (binding.staged) {
-      status = copy_out(binding.data, binding.kind, binding.address, binding.nbytes, stream);
+      status = copy_out(binding.data, binding.kind, binding, binding.nbytes, stream, &synchronized);
     }
     if (status != cudaSuccess) {
       return cuda_failure(status, "copying output '" + output.name + "' back");

@@ -3,7 +3,11 @@
 // A device engine reads device memory (and, on integrated GPUs, pinned host
 // memory and pageable memory where the device can read it), so other host
 // tensors are staged through device buffers; a host engine reads host
-// memory, so device tensors are staged through host buffers. Every address an
+// memory, so device tensors are staged through host buffers. Where the device
+// traits say so (integrated GPUs; mapped_staging.h), pageable host tensors are
+// staged through mapped page-locked memory instead: a CPU copy, and the engine
+// uses the buffer's device address (no DMA); page-locked host tensors are used
+// where they lie. Every address an
 // engine gets is 256-byte aligned, TensorRT's rule for setTensorAddress
 // (NvInferRuntime.h, IExecutionContext::setTensorAddress: "The pointer must
 // have at least 256-byte alignment"): ExecuTorch plans tensors 16-byte
@@ -19,6 +23,7 @@
 
 #include "backend/call_checks.h"
 #include "backend/engine_io.h"
+#include "backend/mapped_staging.h"
 #include "common/status.h"
 #include "cuda/cuda_device.h"
 #include "cuda/device_buffers.h"
@@ -31,6 +36,9 @@ struct Binding {
   void* data = nullptr;     // the ExecuTorch tensor's memory
   size_t nbytes = 0;
   bool staged = false;  // `address` is a staging buffer, not `data`
+  // Staged through mapped memory: `address` is the device's address of
+  // `mapped`, which the CPU copies into and out of.
+  void* mapped = nullptr;
   PointerKind kind = PointerKind::kUnregistered;
 };
 
@@ -46,7 +54,7 @@ inline constexpr size_t kEngineAddressAlignment = 256;
 
 class TensorBinder {
  public:
-  explicit TensorBinder(EngineMemory memory) : memory_(memory) {}
+  explicit TensorBinder(EngineMemory memory);
   TensorBinder(const TensorBinder&) = delete;
   TensorBinder& operator=(const TensorBinder&) = delete;
 
@@ -64,15 +72,21 @@ class TensorBinder {
   void* engine_address(const PointerInfo& info, void* data) const;
   Status stage_input_or_output(size_t a, const std::string& name, bool is_input,
                                cudaStream_t stream, Binding* binding);
-  cudaError_t copy_out(void* dst, PointerKind kind, const void* src, size_t nbytes,
-                       cudaStream_t stream);
+  Status stage_through_mapped(size_t a, const std::string& name, bool is_input,
+                              Binding* binding);
+  cudaError_t copy_out(void* dst, PointerKind kind, const Binding& from, size_t nbytes,
+                       cudaStream_t stream, bool* synchronized);
   void* zero_size_address();
 
   EngineMemory memory_;
+  // Device engines: pageable host tensors go through mapped_staging_.
+  bool stage_through_mapped_memory_ = false;
   // Per argument: device staging (device engines) or aligned host staging
   // (host engines, which run on machines without a GPU too).
   std::vector<DeviceBuffer> device_staging_;
   std::vector<AlignedHostBuffer> host_staging_;
+  // Per argument, where device engines stage through mapped memory.
+  std::vector<MappedHostBuffer> mapped_staging_;
   HostDeviceStager stager_;
   DeviceBuffer zero_size_device_;
 };

@@ -38,6 +38,8 @@ TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
   full.plan_digests = s.plan_digests.load();
   full.plan_digest_bytes = s.plan_digest_bytes.load();
   full.graph_updates = s.graph_updates.load();
+  full.mapped_copies = s.mapped_copies.load();
+  full.mapped_bytes = s.mapped_bytes.load();
   // Copy only what the caller's (possibly older) struct has room for.
   const uint32_t caller_size = out->struct_size;
   const size_t n = caller_size < sizeof(full) ? caller_size : sizeof(full);

@@ -24,6 +24,10 @@ void RuntimeStats::record_copy(CopyKind kind, uint64_t bytes) {
       d2d_copies.fetch_add(1, relaxed);
       d2d_bytes.fetch_add(bytes, relaxed);
       break;
+    case CopyKind::Mapped:
+      mapped_copies.fetch_add(1, relaxed);
+      mapped_bytes.fetch_add(bytes, relaxed);
+      break;
   }
 }
 
@@ -32,7 +36,7 @@ void RuntimeStats::reset() {
                         &d2d_bytes, &enqueues, &graph_captures, &graph_replays,
                         &graph_fallbacks, &shared_engine_reuses, &graph_io_copies,
                         &graph_io_bytes, &graph_uncapturable, &plan_digests, &graph_updates,
-                        &plan_digest_bytes}) {
+                        &plan_digest_bytes, &mapped_copies, &mapped_bytes}) {
     counter->store(0, std::memory_order_relaxed);
   }
 }

@@ -8,7 +8,9 @@
 
 namespace tte {
 
-enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+// Mapped: a CPU copy between a host tensor and mapped staging memory, which
+// the device reads and writes where it lies (integrated GPUs).
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice, Mapped };
 
 struct RuntimeStats {
   std::atomic<uint64_t> h2d_copies{0}, h2d_bytes{0};
@@ -27,6 +29,9 @@ struct RuntimeStats {
   // CUDA graphs updated in place to a call's new addresses
   // (cudaGraphExecUpdate) before their replay.
   std::atomic<uint64_t> graph_updates{0};
+  // Host tensors staged through mapped memory: CPU copies into and out of
+  // it (CopyKind::Mapped), in place of host-device copies.
+  std::atomic<uint64_t> mapped_copies{0}, mapped_bytes{0};
 
   static RuntimeStats& instance();
 

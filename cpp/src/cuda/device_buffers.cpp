@@ -40,6 +40,34 @@ void PinnedHostMemory::free(void* data, int /*device*/) {
   cudaGetLastError();
 }
 
+cudaError_t MappedHostMemory::allocate(void** data, size_t bytes) {
+  // Portable as the pinned buffers are; mapped so that kernels can use it.
+  // Page-aligned, above TensorRT's 256-byte rule for tensor addresses.
+  const cudaError_t status = cudaHostAlloc(data, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+  }
+  return status;
+}
+
+void MappedHostMemory::free(void* data, int /*device*/) {
+  cudaFreeHost(data);
+  cudaGetLastError();
+}
+
+void* mapped_device_pointer(void* host) {
+  // cuda_runtime_api.h, cudaHostGetDevicePointer: "Passes back the device
+  // pointer corresponding to the mapped, pinned host buffer allocated by
+  // cudaHostAlloc()"; it "may or may not match the original host pointer",
+  // so kernels get this one; flags "must be set to 0".
+  void* device = nullptr;
+  if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return device;
+}
+
 cudaError_t AlignedHostMemory::allocate(void** data, size_t bytes) {
   return posix_memalign(data, kAlignment, bytes) == 0 ? cudaSuccess : cudaErrorMemoryAllocation;
 }

@@ -80,6 +80,15 @@ struct PinnedHostMemory {
   static cudaError_t allocate(void** data, size_t bytes);
   static void free(void* data, int device);
 };
+// Page-locked host memory mapped into the device's address space
+// (cudaHostAllocMapped): kernels read and write it where it lies, through the
+// address cudaHostGetDevicePointer gives (mapped_device_pointer). On an
+// integrated GPU that is the same DRAM, so staging a host tensor costs one
+// CPU copy and no DMA.
+struct MappedHostMemory {
+  static cudaError_t allocate(void** data, size_t bytes);
+  static void free(void* data, int device);
+};
 // Ordinary host memory, 256-byte aligned (what TensorRT asks of every tensor
 // address, so host engines can take it as it is); needs no CUDA (a failure
 // is reported as cudaErrorMemoryAllocation).
@@ -92,6 +101,11 @@ struct AlignedHostMemory {
 using DeviceBuffer = GrowOnlyBuffer<DeviceMemory>;
 using PinnedHostBuffer = GrowOnlyBuffer<PinnedHostMemory>;
 using AlignedHostBuffer = GrowOnlyBuffer<AlignedHostMemory>;
+using MappedHostBuffer = GrowOnlyBuffer<MappedHostMemory>;
+
+// The device's address of mapped memory `host` (a MappedHostBuffer's data),
+// or NULL when CUDA gives none.
+void* mapped_device_pointer(void* host);
 
 // buffer.reserve(bytes, device) with `device` made current for the call; the
 // failure says how many bytes were wanted where and for `what`.

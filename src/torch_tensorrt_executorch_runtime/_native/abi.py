@@ -323,6 +323,8 @@ class TteRuntimeStats(Structure):
         ("plan_digests", c_uint64),
         ("plan_digest_bytes", c_uint64),
         ("graph_updates", c_uint64),
+        ("mapped_copies", c_uint64),
+        ("mapped_bytes", c_uint64),
     ]
 
 
