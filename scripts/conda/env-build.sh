@@ -43,11 +43,17 @@ src="$work/python-src"
 rm -rf "$src"
 mkdir -p "$src"
 git ls-files -z -co --exclude-standard | tar --null -T - -cf - 2>/dev/null | tar -xf - -C "$src"
-python - "$root/recipe/recipe.yaml" "$src/executorch.whl" "$work" <<'EOF'
+# The wheel of this machine's architecture: its flatc runs here.
+python - "$root/recipe/recipe.yaml" "$src/executorch.whl" "$work" "$(uname -m)" <<'EOF'
 import hashlib, pathlib, re, shutil, sys, urllib.request
 recipe, dest, cache = pathlib.Path(sys.argv[1]).read_text(), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 source = recipe.split("name: torch-tensorrt-executorch-runtime", 1)[1]
-url, sha = re.search(r"url: (\S+executorch-\S+\.whl)\s+sha256: ([0-9a-f]{64})", source).groups()
+arch = sys.argv[4]
+pins = re.findall(r"url: (\S+executorch-\S+_(x86_64|aarch64)\.whl)\s+sha256: ([0-9a-f]{64})", source)
+picked = [(url, sha) for url, pinned_arch, sha in pins if pinned_arch == arch]
+if len(picked) != 1:
+    sys.exit(f"recipe/recipe.yaml pins no executorch wheel for this machine ({arch}) in the Python package's source")
+url, sha = picked[0]
 cached = cache / url.rsplit("/", 1)[1]
 if not cached.exists() or hashlib.sha256(cached.read_bytes()).hexdigest() != sha:
     with urllib.request.urlopen(url, timeout=300) as reply:

@@ -50,8 +50,8 @@ except ImportError:
     os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
 
 
-def platform_config(platform: str) -> PlatformConfig:
-    return PlatformConfig(target_platform=platform, build_platform=BUILD_PLATFORM, host_platform=platform)
+def platform_config(platform: str, build_platform: str = BUILD_PLATFORM) -> PlatformConfig:
+    return PlatformConfig(target_platform=platform, build_platform=build_platform, host_platform=platform)
 
 
 def variant_config(platform: str, config: str, cuda_enabled: bool = True) -> VariantConfig:
@@ -80,10 +80,13 @@ def _requirements(section: dict) -> dict:
     return {k: section[k] for k in keys if section.get(k)}
 
 
-def render(platform: str, config: str = "variants", variants: VariantConfig | None = None) -> list[dict]:
-    """Every distinct output (name + build string) the recipe yields for one target."""
+def render(platform: str, config: str = "variants", variants: VariantConfig | None = None,
+           build_platform: str = BUILD_PLATFORM) -> list[dict]:
+    """Every distinct output (name + build string) the recipe yields for one target, built on
+    `build_platform` (a cross build from linux-64 unless told otherwise)."""
     variants = variants if variants is not None else variant_config(platform, config)
-    rendered = Stage0Recipe.from_file(RECIPE).render(variants, RenderConfig(platform=platform_config(platform)))
+    config = RenderConfig(platform=platform_config(platform, build_platform))
+    rendered = Stage0Recipe.from_file(RECIPE).render(variants, config)
     outputs: dict[tuple[str, str], dict] = {}
     for variant in rendered:
         recipe = variant.recipe.to_dict()
