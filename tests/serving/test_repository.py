@@ -89,3 +89,32 @@ def test_requests_name_their_inputs(host, serving_programs, serving):
         np.testing.assert_array_equal(served.run(served.ordered_inputs({"x": x}))["y"], x + 1)
     finally:
         served.close()
+
+
+class _FakeDeviceTensor:
+    """What `_to_triton` sees of a tensor: its DLPack device."""
+
+    def __init__(self, device_type: int):
+        self.device_type = device_type
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+
+@pytest.mark.parametrize("device_type, ends_stub", [(1, False), (2, True)])
+def test_an_instance_that_returned_device_outputs_ends_its_stub_at_finalize(monkeypatch, device_type, ends_stub):
+    """After a device output, the Python backend's stub (releases before r26.07) may never exit
+    after `finalize`; the model ends the process itself. Host outputs leave the stub's own exit."""
+    from types import SimpleNamespace
+
+    from torch_tensorrt_executorch_runtime.serving import triton_model
+
+    exits = []
+    monkeypatch.setattr(triton_model.os, "_exit", exits.append)
+    model = triton_model.TritonPythonModel()
+    model._pb = SimpleNamespace(Tensor=SimpleNamespace(from_dlpack=lambda name, value: (name, value)))
+    model._device_outputs = False
+    value = _FakeDeviceTensor(device_type)
+    assert model._to_triton("y", value) == ("y", value)
+    model.finalize()
+    assert exits == ([0] if ends_stub else [])

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
+import sys
 from pathlib import Path
 
 from . import request_batching
@@ -54,6 +56,27 @@ def _use_device(device: int) -> None:
         torch.cuda.set_device(device)
 
 
+def _end_stub_after_device_outputs() -> None:
+    """End this instance's stub process now that the model is finalized.
+
+    The first device output an instance returns makes the server share its CUDA memory pool
+    with the stub (python_backend's `ShareCUDAMemoryPool`); in the Python backend releases
+    before r26.07, the stub thread that waits for that handshake can miss its wake-up and wait
+    forever (removed upstream by python_backend PR #439, whose description names occasional
+    hangs when a model first returns GPU tensors; first in r26.07). The stub then never exits after `finalize`: its main thread joins
+    that thread, the server waits for the process, and an unloaded model keeps its memory
+    until the stub is killed. By the time `finalize` runs the stub has answered the server's
+    finalize request and the server only waits for the process to end, so ending it here
+    loses nothing but the stub's own clean-up, which the process exit does.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed or broken stream: nothing left to keep
+            pass
+    os._exit(0)
+
+
 class TritonPythonModel:
     def initialize(self, args):
         import triton_python_backend_utils as pb_utils
@@ -63,6 +86,7 @@ class TritonPythonModel:
         parameters = {k: v.get("string_value", "") for k, v in config.get("parameters", {}).items()}
         self._max_batch = int(config.get("max_batch_size", 0))
         self._placements_logged: set[str] = set()
+        self._device_outputs = False
         folder = Path(args["model_repository"]) / args["model_version"]
         name = args["model_name"]
         if PROGRAM_FILE not in parameters:
@@ -105,6 +129,8 @@ class TritonPythonModel:
             return self._numpy_to_triton(name, numpy.ascontiguousarray(value))
         if type(value).__module__.startswith("torch"):
             value = value.contiguous()
+        if int(value.__dlpack_device__()[0]) == _KDL_CUDA:
+            self._device_outputs = True
         return self._pb.Tensor.from_dlpack(name, value)
 
     def _numpy_to_triton(self, name: str, array):
@@ -188,3 +214,5 @@ class TritonPythonModel:
         served = getattr(self, "_served", None)
         if served is not None:
             served.close()
+        if getattr(self, "_device_outputs", False):
+            _end_stub_after_device_outputs()
