@@ -9,7 +9,7 @@
 # --tensorrt-lean LEAN10_DIR LEAN11_DIR makes a bundle for the native
 # providers only (the wheels and native/, without the other GPU tests) and
 # puts PyPI's lean runtimes (tensorrt-lean-cu13-libs, 44 MB each) of
-# TensorRT 10 (10.16.1.11) and 11 (11.4.0.106) in the two folders: one call
+# TensorRT 10 and 11 (versions.json: tensorrt_lean_checked) in the two folders: one call
 # to a GPU machine carries at most 64 MiB with the working tree, so the
 # three folders travel in three calls (copy the first two to ~ there).
 # gpu-check.sh BUNDLE OUT LEAN10_DIR LEAN11_DIR then creates both runtimes in
@@ -72,8 +72,10 @@ pack_add_one(Path(sys.argv[1]), "device_resident")' "$serving_programs") >/dev/n
 fi
 if [ -n "$lean" ]; then
   rm -rf "$lean" "$lean10"; mkdir -p "$lean" "$lean10"
-  download "$lean10" "tensorrt-lean-cu13-libs==10.16.1.11"
-  download "$lean" "tensorrt-lean-cu13-libs==11.4.0.106"
+  # The versions the checks use (versions.json).
+  lean_pin() { $py -c 'import json, sys; print(json.load(open("versions.json"))["tensorrt_lean_checked"][sys.argv[1]])' "$1"; }
+  download "$lean10" "tensorrt-lean-cu13-libs==$(lean_pin 10)"
+  download "$lean" "tensorrt-lean-cu13-libs==$(lean_pin 11)"
   download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers
 else
   download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging

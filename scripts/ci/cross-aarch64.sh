@@ -125,6 +125,40 @@ done
 qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --help > /dev/null
 log "tte-run --help ran under qemu (no LD_LIBRARY_PATH: RUNPATH found everything)"
 
+# PyPI's real aarch64 lean runtimes of each major (versions.json:
+# tensorrt_lean_checked; about 65 MB each, downloaded once into the build
+# folder), found by the provider of their major through its override
+# variable and reported by tte-run --list-providers under qemu.
+if [ "${#majors[@]}" -gt 0 ]; then
+  log "tte-run --list-providers under qemu with PyPI's aarch64 lean runtimes"
+  lean_env=()
+  declare -A lean_dirs=() lean_versions=()
+  for major in "${majors[@]}"; do
+    version="$("$py" -c 'import json, sys; print(json.load(open("versions.json"))["tensorrt_lean_checked"][sys.argv[1]])' "$major")"
+    dir="$root/$build/tensorrt-lean/$version"
+    library="$dir/tensorrt_lean_libs/libnvinfer_lean.so.$major"
+    if [ ! -f "$library" ]; then
+      rm -rf "$dir"
+      mkdir -p "$dir"
+      "$py" -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_35_aarch64 \
+        --python-version 3.12 -d "$dir" "tensorrt-lean-cu13-libs==$version" \
+        || die "cannot download tensorrt-lean-cu13-libs==$version for aarch64"
+      unzip -q "$dir"/*.whl 'tensorrt_lean_libs/*' -d "$dir" && rm -f "$dir"/*.whl
+    fi
+    lean_env+=("TORCH_TENSORRT_EXECUTORCH_TENSORRT${major}_LIBRARY=$library")
+    lean_dirs[$major]="$library"
+    lean_versions[$major]="$version"
+  done
+  listed="$(env "${lean_env[@]}" qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --list-providers 2>&1)" \
+    || { printf '%s\n' "$listed" >&2; die "tte-run --list-providers failed under qemu"; }
+  printf '%s\n' "$listed" >&2
+  for major in "${majors[@]}"; do
+    wanted="tensorrt-native-$major: TensorRT ${lean_versions[$major]%.*} lean runtime from ${lean_dirs[$major]}"
+    grep -qF "$wanted" <<<"$listed" || die "expected '$wanted' in tte-run --list-providers"
+  done
+  log "each native provider found its major's real aarch64 lean runtime"
+fi
+
 if [ "$wheel" = 1 ]; then
   log "aarch64 wheel (scikit-build-core, same CMake entry and toolchain)"
   rm -rf "$build/dist"

@@ -27,9 +27,10 @@ from torch_tensorrt_executorch_runtime.cli import doctor
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "tensorrt-lean"
 PACKAGE = "torch_tensorrt_executorch_runtime"
-# One lean runtime per major: the version the issue names for 10, the newest
-# 11 on PyPI (both majors are one distribution, so pip holds one at a time).
-LEAN_RUNTIMES = {10: "10.16.1.11", 11: "11.4.0.106"}
+# One lean runtime per major (versions.json: the ones the checks use; both
+# majors are one distribution, so pip holds one at a time).
+LEAN_RUNTIMES = {int(major): version for major, version in
+                 json.loads((ROOT / "versions.json").read_text())["tensorrt_lean_checked"].items()}
 
 
 def test_runtime_lines_are_read_as_the_native_provider_writes_them():
