@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import provider_dir
-
 SCRIPT = textwrap.dedent(
     """
     import json, sys
@@ -58,9 +56,11 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(programs: Path, mapped: str) -> tuple[dict, str]:
+def _run(provider, programs: Path, mapped: str) -> tuple[dict, str]:
+    """The script in a process of its own with the variable at `mapped`; `provider` is the
+    cuda_provider fixture's library (its path is the one the process registers)."""
     env = dict(os.environ, TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING=mapped)
-    lib = provider_dir() / "libtte_test_provider_cuda.so"
+    lib = provider._name
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(lib), str(programs)],
         env=env, capture_output=True, text=True, timeout=300,
@@ -70,7 +70,7 @@ def _run(programs: Path, mapped: str) -> tuple[dict, str]:
 
 
 def test_host_programs_run_on_their_arenas_where_they_lie_when_asked(cuda_provider, programs):
-    report, _ = _run(programs, "1")
+    report, _ = _run(cuda_provider, programs, "1")
     none = {"h2d_copies": 0, "d2h_copies": 0, "d2d_copies": 0, "mapped_copies": 0}
     assert report["add_one_right"] and report["add_one"] == none
     # The engine updated the cache in place in its arena; both outputs see it.
@@ -79,7 +79,7 @@ def test_host_programs_run_on_their_arenas_where_they_lie_when_asked(cuda_provid
 
 
 def test_a_discrete_gpu_stages_through_device_memory_by_default(cuda_provider, programs):
-    report, _ = _run(programs, "")
+    report, _ = _run(cuda_provider, programs, "")
     assert report["add_one_right"] and report["kv_outs"] == [[1.0], [1.0]]
     assert report["add_one"]["mapped_copies"] == 0
     assert report["add_one"]["h2d_copies"] >= 1 and report["add_one"]["d2h_copies"] >= 1
@@ -88,7 +88,7 @@ def test_a_discrete_gpu_stages_through_device_memory_by_default(cuda_provider, p
 
 @pytest.mark.parametrize("value", ["yes", "2"])
 def test_a_value_other_than_0_or_1_is_ignored_with_a_warning(cuda_provider, programs, value):
-    report, stderr = _run(programs, value)
+    report, stderr = _run(cuda_provider, programs, value)
     # The default kept: a discrete GPU copies through device memory.
     assert report["add_one"]["h2d_copies"] >= 1 and report["add_one_right"]
     assert f"ignoring TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING='{value}' (expected 1 or 0)" in stderr
