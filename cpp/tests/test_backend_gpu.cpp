@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <executorch/runtime/backend/options.h>
 
+#include "backend/mapped_staging.h"
 #include "delegate_harness.h"
 #include "gpu_test_support.h"
 #include "testing/test_provider_api.h"
@@ -127,8 +128,8 @@ TEST(BackendGpu, StagesPinnedHostTensors) {
 // lives (the binder reads it when a delegate loads).
 class MappedStagingForced {
  public:
-  explicit MappedStagingForced(const char* value) { setenv("TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING", value, 1); }
-  ~MappedStagingForced() { unsetenv("TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING"); }
+  explicit MappedStagingForced(const char* value) { setenv(tte::kMappedStagingEnv, value, 1); }
+  ~MappedStagingForced() { unsetenv(tte::kMappedStagingEnv); }
 };
 
 bool is_pinned_host_memory(const void* address) {
@@ -493,7 +494,9 @@ class CudaTestProvider : public testing::Test {
   bool loaded_ = false;
 };
 
-TEST_F(CudaTestProvider, KvUpdateInPlaceOnDeviceAndHost) {
+// cache (in place, aliased by cache_out) += x; y = the updated cache; [4]
+// float32, for the CUDA test provider.
+std::vector<uint8_t> kv_update_blob() {
   const std::string plan =
       std::string("TTE-TEST-ENGINE\n") +
       R"({"op":"kv_update","tensors":[)"
@@ -505,8 +508,12 @@ TEST_F(CudaTestProvider, KvUpdateInPlaceOnDeviceAndHost) {
   Json metadata = blob_metadata({"cache", "x"}, {"cache_out", "y"});
   metadata["aliased_io"] =
       Json::array({Json{{"output", "cache_out"}, {"input", "cache"}, {"kind", "kv_cache_update"}}});
+  return make_blob(metadata, plan);
+}
+
+TEST_F(CudaTestProvider, KvUpdateInPlaceOnDeviceAndHost) {
   Delegate delegate;
-  ASSERT_EQ(delegate.init(make_blob(metadata, plan)), Error::Ok);
+  ASSERT_EQ(delegate.init(kv_update_blob()), Error::Ok);
 
   // Device-resident cache: updated in place across calls.
   DeviceMemory cache_memory(4 * sizeof(float));
@@ -541,21 +548,10 @@ TEST_F(CudaTestProvider, KvUpdateInPlaceOnDeviceAndHost) {
 }
 
 TEST_F(CudaTestProvider, KvUpdateInPlaceThroughMappedMemory) {
-  const std::string plan =
-      std::string("TTE-TEST-ENGINE\n") +
-      R"({"op":"kv_update","tensors":[)"
-      R"({"name":"cache","is_input":true,"dtype":"float32","profiles":[{"min":[4],"opt":[4],"max":[4]}]},)"
-      R"({"name":"x","is_input":true,"dtype":"float32","profiles":[{"min":[4],"opt":[4],"max":[4]}]},)"
-      R"({"name":"cache_out","is_input":false,"dtype":"float32","shape_of":"cache"},)"
-      R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"cache"}],)"
-      R"("aliases":{"cache_out":"cache"}})";
-  Json metadata = blob_metadata({"cache", "x"}, {"cache_out", "y"});
-  metadata["aliased_io"] =
-      Json::array({Json{{"output", "cache_out"}, {"input", "cache"}, {"kind", "kv_cache_update"}}});
   Delegate delegate;
   {
     MappedStagingForced forced("1");
-    ASSERT_EQ(delegate.init(make_blob(metadata, plan)), Error::Ok);
+    ASSERT_EQ(delegate.init(kv_update_blob()), Error::Ok);
   }
   // The engine updates the mapped copy of the host cache; it is written back
   // into the cache and both outputs, with no DMA.
@@ -571,9 +567,7 @@ TEST_F(CudaTestProvider, KvUpdateInPlaceThroughMappedMemory) {
     EXPECT_EQ(cache.data<float>()[3], 10.0f + 4.0f * call);
     EXPECT_EQ(out.data<float>()[3], 10.0f + 4.0f * call);
     EXPECT_EQ(y.data<float>()[3], 10.0f + 4.0f * call);
-    TteRuntimeStats s{};
-    s.struct_size = sizeof(s);
-    tte_get_runtime_stats(&s);
+    const TteRuntimeStats s = stats();
     EXPECT_EQ(s.h2d_copies + s.d2h_copies, 0u);
     EXPECT_GE(s.mapped_copies, 4u);  // cache and x in; cache, out and y back
   }

@@ -132,7 +132,7 @@ log "tte-run --help ran under qemu (no LD_LIBRARY_PATH: RUNPATH found everything
 if [ "${#majors[@]}" -gt 0 ]; then
   log "tte-run --list-providers under qemu with PyPI's aarch64 lean runtimes"
   lean_env=()
-  declare -A lean_dirs=() lean_versions=()
+  declare -A lean_libraries=() lean_versions=()
   for major in "${majors[@]}"; do
     version="$("$py" -c 'import json, sys; print(json.load(open("versions.json"))["tensorrt_lean_checked"][sys.argv[1]])' "$major")"
     dir="$root/$build/tensorrt-lean/$version"
@@ -146,14 +146,14 @@ if [ "${#majors[@]}" -gt 0 ]; then
       unzip -q "$dir"/*.whl 'tensorrt_lean_libs/*' -d "$dir" && rm -f "$dir"/*.whl
     fi
     lean_env+=("TORCH_TENSORRT_EXECUTORCH_TENSORRT${major}_LIBRARY=$library")
-    lean_dirs[$major]="$library"
+    lean_libraries[$major]="$library"
     lean_versions[$major]="$version"
   done
   listed="$(env "${lean_env[@]}" qemu-aarch64-static -L /usr/aarch64-linux-gnu "$pkg/bin/tte-run" --list-providers 2>&1)" \
     || { printf '%s\n' "$listed" >&2; die "tte-run --list-providers failed under qemu"; }
   printf '%s\n' "$listed" >&2
   for major in "${majors[@]}"; do
-    wanted="tensorrt-native-$major: TensorRT ${lean_versions[$major]%.*} lean runtime from ${lean_dirs[$major]}"
+    wanted="tensorrt-native-$major: TensorRT ${lean_versions[$major]%.*} lean runtime from ${lean_libraries[$major]}"
     grep -qF "$wanted" <<<"$listed" || die "expected '$wanted' in tte-run --list-providers"
   done
   log "each native provider found its major's real aarch64 lean runtime"

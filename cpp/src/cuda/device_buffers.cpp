@@ -26,13 +26,22 @@ void DeviceMemory::free(void* data, int device) {
   cudaGetLastError();
 }
 
-cudaError_t PinnedHostMemory::allocate(void** data, size_t bytes) {
-  // Portable: usable from any device the handle might be moved to.
-  const cudaError_t status = cudaHostAlloc(data, bytes, cudaHostAllocPortable);
+namespace {
+
+// cudaHostAlloc with `flags`, the sticky error cleared on failure.
+cudaError_t allocate_page_locked(void** data, size_t bytes, unsigned int flags) {
+  const cudaError_t status = cudaHostAlloc(data, bytes, flags);
   if (status != cudaSuccess) {
     cudaGetLastError();
   }
   return status;
+}
+
+}  // namespace
+
+cudaError_t PinnedHostMemory::allocate(void** data, size_t bytes) {
+  // Portable: usable from any device the handle might be moved to.
+  return allocate_page_locked(data, bytes, cudaHostAllocPortable);
 }
 
 void PinnedHostMemory::free(void* data, int /*device*/) {
@@ -43,16 +52,7 @@ void PinnedHostMemory::free(void* data, int /*device*/) {
 cudaError_t MappedHostMemory::allocate(void** data, size_t bytes) {
   // Portable as the pinned buffers are; mapped so that kernels can use it.
   // Page-aligned, above TensorRT's 256-byte rule for tensor addresses.
-  const cudaError_t status = cudaHostAlloc(data, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
-  if (status != cudaSuccess) {
-    cudaGetLastError();
-  }
-  return status;
-}
-
-void MappedHostMemory::free(void* data, int /*device*/) {
-  cudaFreeHost(data);
-  cudaGetLastError();
+  return allocate_page_locked(data, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
 }
 
 void* mapped_device_pointer(void* host) {

@@ -85,9 +85,9 @@ struct PinnedHostMemory {
 // address cudaHostGetDevicePointer gives (mapped_device_pointer). On an
 // integrated GPU that is the same DRAM, so staging a host tensor costs one
 // CPU copy and no DMA.
-struct MappedHostMemory {
+// Freed as pinned memory is (cudaFreeHost).
+struct MappedHostMemory : PinnedHostMemory {
   static cudaError_t allocate(void** data, size_t bytes);
-  static void free(void* data, int device);
 };
 // Ordinary host memory, 256-byte aligned (what TensorRT asks of every tensor
 // address, so host engines can take it as it is); needs no CUDA (a failure
