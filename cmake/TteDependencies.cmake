@@ -63,9 +63,13 @@ endforeach()
 # ---- CUDA runtime ---------------------------------------------------------
 # Headers and libcudart.so.<major>: a CUDA root given by the caller, the PyPI
 # nvidia-cuda-runtime wheel, a conda prefix (targets/<arch>/), or a toolkit.
+set(_tte_cuda_major_sought "${TTE_CUDA_MAJOR}")
+if(NOT _tte_cuda_major_sought)
+  set(_tte_cuda_major_sought "${TTE_CUDA_MAJOR_DEFAULT}")
+endif()
 if(NOT TTE_CUDA_ROOT)
   tte_python_query(_cu_root
-    "import importlib.util,os;s=importlib.util.find_spec('nvidia');print(next(p for p in [os.path.join(d,'cu${TTE_CUDA_MAJOR}') for d in s.submodule_search_locations] if os.path.exists(os.path.join(p,'include','cuda_runtime_api.h'))))")
+    "import importlib.util,os;s=importlib.util.find_spec('nvidia');print(next(p for p in [os.path.join(d,sub) for d in s.submodule_search_locations for sub in ('cu${_tte_cuda_major_sought}','cuda_runtime')] if os.path.exists(os.path.join(p,'include','cuda_runtime_api.h'))))")
   if(NOT _cu_root)
     find_package(CUDAToolkit QUIET)
     if(CUDAToolkit_FOUND)
@@ -76,19 +80,41 @@ if(NOT TTE_CUDA_ROOT)
 endif()
 find_path(TTE_CUDA_INCLUDE_DIR cuda_runtime_api.h
   HINTS "${TTE_CUDA_ROOT}/include" NO_DEFAULT_PATH)
+if(NOT TTE_CUDA_INCLUDE_DIR)
+  message(FATAL_ERROR
+    "CUDA ${_tte_cuda_major_sought} runtime headers not found under '${TTE_CUDA_ROOT}'. Install them with: "
+    "pip install 'nvidia-cuda-runtime>=${_tte_cuda_major_sought},<${_tte_cuda_major_sought}.99', or pass -DTTE_CUDA_ROOT=")
+endif()
+# The headers say which CUDA they are: CUDART_VERSION is major * 1000 +
+# minor * 10. A TTE_CUDA_MAJOR given must agree with them.
+file(STRINGS "${TTE_CUDA_INCLUDE_DIR}/cuda_runtime_api.h" _cudart_version_line
+  REGEX "^#define CUDART_VERSION +[0-9]+")
+string(REGEX REPLACE "^#define CUDART_VERSION +([0-9]+).*" "\\1" TTE_CUDART_VERSION "${_cudart_version_line}")
+if(NOT TTE_CUDART_VERSION MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "No CUDART_VERSION in '${TTE_CUDA_INCLUDE_DIR}/cuda_runtime_api.h'")
+endif()
+math(EXPR _cudart_header_major "${TTE_CUDART_VERSION} / 1000")
+if(TTE_CUDA_MAJOR AND NOT _cudart_header_major EQUAL TTE_CUDA_MAJOR)
+  message(FATAL_ERROR "The CUDA headers in '${TTE_CUDA_INCLUDE_DIR}' are CUDA ${_cudart_header_major} "
+    "(CUDART_VERSION ${TTE_CUDART_VERSION}), but TTE_CUDA_MAJOR is ${TTE_CUDA_MAJOR}: "
+    "point TTE_CUDA_ROOT at a CUDA ${TTE_CUDA_MAJOR} runtime, or leave TTE_CUDA_MAJOR unset")
+endif()
+set(TTE_CUDA_MAJOR "${_cudart_header_major}")
+if(NOT TTE_CUDA_MAJOR MATCHES "^1[23]$")
+  message(FATAL_ERROR "The CUDA headers in '${TTE_CUDA_INCLUDE_DIR}' are CUDA ${TTE_CUDA_MAJOR}: "
+    "the plugin builds for CUDA 12 (JetPack 6, conda's 12.9) or 13")
+endif()
 find_file(TTE_CUDART_LIBRARY NAMES libcudart.so.${TTE_CUDA_MAJOR} libcudart.so
   HINTS "${TTE_CUDA_ROOT}/lib" "${TTE_CUDA_ROOT}/lib64" NO_DEFAULT_PATH)
-if(NOT TTE_CUDA_INCLUDE_DIR OR NOT TTE_CUDART_LIBRARY)
-  message(FATAL_ERROR
-    "CUDA ${TTE_CUDA_MAJOR} runtime not found under '${TTE_CUDA_ROOT}'. Install it with: "
-    "pip install 'nvidia-cuda-runtime>=${TTE_CUDA_MAJOR},<${TTE_CUDA_MAJOR}.99', or pass -DTTE_CUDA_ROOT=")
+if(NOT TTE_CUDART_LIBRARY)
+  message(FATAL_ERROR "libcudart.so.${TTE_CUDA_MAJOR} not found under '${TTE_CUDA_ROOT}/lib' or '${TTE_CUDA_ROOT}/lib64'")
 endif()
 add_library(tte::cudart SHARED IMPORTED)
 set_target_properties(tte::cudart PROPERTIES
   IMPORTED_LOCATION "${TTE_CUDART_LIBRARY}"
   IMPORTED_NO_SONAME OFF
   INTERFACE_INCLUDE_DIRECTORIES "${TTE_CUDA_INCLUDE_DIR}")
-message(STATUS "CUDA runtime: ${TTE_CUDART_LIBRARY}")
+message(STATUS "CUDA runtime: ${TTE_CUDART_LIBRARY} (CUDA ${TTE_CUDA_MAJOR}, headers ${TTE_CUDART_VERSION})")
 
 # ---- nlohmann_json --------------------------------------------------------
 find_package(nlohmann_json 3 CONFIG QUIET)

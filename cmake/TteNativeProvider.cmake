@@ -21,6 +21,9 @@
 #                           through the install's RUNPATH) instead of finding
 #                           it at run time; ON by default in conda builds
 #                           ($CONDA_BUILD), OFF otherwise
+#   TTE_TENSORRT_MAJORS     which providers to look for: "10;11" (default);
+#                           a conda build names its variant's one (11, or 10
+#                           for tegra, whose TensorRT is JetPack's)
 #   TTE_TENSORRT_LEAN_ONLY  with TTE_TENSORRT_LINK: link libnvinfer_lean
 #                           instead (version-compatible engines only). The
 #                           run-time search tries libnvinfer, then the lean
@@ -250,8 +253,22 @@ function(tte_add_native_provider major root_var beside)
   set(TTE_NATIVE_PROVIDER_${major} "${_version}" PARENT_SCOPE)
 endfunction()
 
-tte_add_native_provider(11 TensorRT_ROOT tensorrt-11.1)
-tte_add_native_provider(10 TensorRT10_ROOT tensorrt-10.3)
+set(TTE_TENSORRT_MAJORS "10;11" CACHE STRING "The TensorRT majors to build native providers for (10, 11)")
+foreach(_major IN LISTS TTE_TENSORRT_MAJORS)
+  if(NOT _major MATCHES "^1[01]$")
+    message(FATAL_ERROR "TTE_TENSORRT_MAJORS: '${_major}' is not a TensorRT major with a provider (10, 11)")
+  endif()
+endforeach()
+if(11 IN_LIST TTE_TENSORRT_MAJORS)
+  tte_add_native_provider(11 TensorRT_ROOT tensorrt-11.1)
+else()
+  set(TTE_NATIVE_PROVIDER_11_WHY "not asked for (TTE_TENSORRT_MAJORS=${TTE_TENSORRT_MAJORS})")
+endif()
+if(10 IN_LIST TTE_TENSORRT_MAJORS)
+  tte_add_native_provider(10 TensorRT10_ROOT tensorrt-10.3)
+else()
+  set(TTE_NATIVE_PROVIDER_10_WHY "not asked for (TTE_TENSORRT_MAJORS=${TTE_TENSORRT_MAJORS})")
+endif()
 
 # The majors built.
 set(TTE_NATIVE_PROVIDER_MAJORS "")

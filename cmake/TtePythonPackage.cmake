@@ -29,7 +29,15 @@ add_custom_command(
   COMMENT "Generating the .pte reader's flatbuffer bindings"
   VERBATIM)
 add_custom_target(tte_pte_schema ALL DEPENDS "${_tte_generated}/program_generated.py")
+# What this build links, for the Python side's library search and doctor
+# (torch_tensorrt_executorch_runtime/_build.py).
+file(CONFIGURE OUTPUT "${_tte_generated}/build_config.py" CONTENT [[
+"""What this build of the package links (written by cmake/TtePythonPackage.cmake)."""
+
+CUDA_MAJOR = @TTE_CUDA_MAJOR@
+]] @ONLY)
 install(FILES "${_tte_generated}/__init__.py" "${_tte_generated}/program_generated.py"
+              "${_tte_generated}/build_config.py"
         DESTINATION "${TTE_PYTHON_PACKAGE_DIR}/_generated")
 
 # The compiled part of the binding (_native/_compiled), an abi3 module:

@@ -7,11 +7,29 @@
 # environment (PREFIX is the environment there).
 set -euo pipefail
 
-case "${target_platform}" in
-  linux-64) cuda_target=x86_64-linux ;;
-  linux-aarch64) cuda_target=sbsa-linux ;;
+# TTE_ARM_VARIANT (the recipe passes arm_variant_type on linux-aarch64):
+# sbsa servers, or tegra (Jetson: conda's CUDA under targets/aarch64-linux).
+case "${target_platform}/${TTE_ARM_VARIANT:-}" in
+  linux-64/*) cuda_target=x86_64-linux ;;
+  linux-aarch64/tegra) cuda_target=aarch64-linux ;;
+  linux-aarch64/*) cuda_target=sbsa-linux ;;
   *) echo "build.sh: no CUDA target directory known for ${target_platform}" >&2; exit 1 ;;
 esac
+
+# The native TensorRT provider of the variant's TensorRT major
+# (TTE_TENSORRT_MAJOR, from the recipe). Where conda supplies TensorRT it is
+# linked to the prefix's libnvinfer. tegra has no conda TensorRT: the
+# provider is compiled against the TensorRT 10 headers of the build's
+# TensorRT root ($TensorRT10_ROOT: JetPack 6's TensorRT 10.3, whose headers
+# conda-forge does not publish for tegra) and finds JetPack's libnvinfer at
+# run time.
+: "${TTE_TENSORRT_MAJOR:?the recipe passes the TensorRT major of the variant (11, or 10 for tegra)}"
+if [[ "${TTE_ARM_VARIANT:-}" == tegra ]]; then
+  : "${TensorRT10_ROOT:?the tegra build needs TensorRT 10 headers: set TensorRT10_ROOT to a TensorRT 10.3 root (JetPack 6 ships 10.3)}"
+  tensorrt_args=(-DTensorRT10_ROOT="${TensorRT10_ROOT}" -DTTE_TENSORRT_LINK=OFF)
+else
+  tensorrt_args=(-DTensorRT_ROOT="${PREFIX}" -DTTE_TENSORRT_LINK=ON)
+fi
 
 # The C++ unit tests run here unless the binaries are for another machine.
 tests=ON
@@ -32,7 +50,8 @@ cmake -S "${SRC_DIR}" -B "${build_dir}" -G Ninja ${CMAKE_ARGS:-} \
   -DEXECUTORCH_ROOT="${PREFIX}" \
   -DTTE_CUDA_ROOT="${PREFIX}/targets/${cuda_target}" \
   -DTTE_WITH_TENSORRT=ON \
-  -DTensorRT_ROOT="${PREFIX}" \
+  -DTTE_TENSORRT_MAJORS="${TTE_TENSORRT_MAJOR}" \
+  "${tensorrt_args[@]}" \
   -DTTE_CUDA_TEST_PROVIDER=OFF \
   -DTTE_GLIBC_COMPAT=OFF \
   -DTTE_BUILD_TESTS="${tests}" \

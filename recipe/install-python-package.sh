@@ -14,7 +14,10 @@ set -euo pipefail
 import pathlib, re
 path = pathlib.Path("pyproject.toml")
 text = path.read_text()
-deps = re.search(r"^dependencies = \[\n(.*?)^\]", text, re.S | re.M)
+# pyproject.toml lists them in [tool.scikit-build.metadata.dependencies].
+deps = re.search(r"^\[tool\.scikit-build\.metadata\.dependencies\]\n(?:[^\[].*\n)*?result = \[\n(.*?)^\]", text, re.S | re.M)
+if deps is None:
+    raise SystemExit("install-python-package.sh: no [tool.scikit-build.metadata.dependencies] result list in pyproject.toml")
 kept = [line for line in deps.group(1).splitlines(keepends=True)
         if not re.match(r'\s*"(executorch|nvidia-cuda-runtime)\b', line)]
 path.write_text(text[:deps.start(1)] + "".join(kept) + text[deps.end(1):])

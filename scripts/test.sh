@@ -3,7 +3,7 @@
 # (ctest), Python tests (pytest), then the CI steps in scripts/ci/ (static
 # checks, the wheel as users get it and on every CPython installed, the
 # sanitizer build, valgrind, a fuzz smoke pass, the linux-aarch64 cross
-# build under qemu) and the conda checks (scripts/conda/test.sh).
+# build under qemu, also for JetPack 6) and the conda checks (scripts/conda/test.sh).
 # GPU-only tests skip with a message here; scripts/gpu-check.sh runs them on
 # a GPU machine. Usage: scripts/test.sh [--quick]   (--quick: build + ctest + pytest only)
 set -euo pipefail
@@ -47,4 +47,6 @@ step "conda: recipe render checks, offline build and tests of every output (linu
 scripts/conda/test.sh
 step "linux-aarch64 cross build, C++ tests under qemu"
 scripts/ci/cross-aarch64.sh
+step "linux-aarch64 JetPack 6 (CUDA 12) cross build, C++ tests under qemu, readelf report"
+scripts/ci/cross-aarch64.sh --jetpack 6
 step "all tests passed"

@@ -234,7 +234,7 @@ TEST(NativeTensorRtProvider, RefusesAPlanOfAnotherMajor) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("provider 'tensorrt-native-" + o + "'"), std::string::npos) << message;
-  EXPECT_NE(message.find("pip install 'tensorrt-lean-cu13-libs>=" + o + ".16,<"), std::string::npos)
+  EXPECT_NE(message.find("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" + o + ".16,<"), std::string::npos)
       << message;
   EXPECT_EQ(g_device_count_calls, 0);
   EXPECT_EQ(tensorrt_log_lines(), 0u);
@@ -261,9 +261,9 @@ TEST(NativeTensorRtProvider, NamesThePlansVersionWhenItsTensorRtIsMissing) {
                           0),
             0u)
       << message;
-  EXPECT_NE(message.find("pip install 'tensorrt-lean-cu13-libs>=" + m + ".16,<"), std::string::npos)
+  EXPECT_NE(message.find("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" + m + ".16,<"), std::string::npos)
       << message;
-  EXPECT_NE(message.find("'tensorrt-cu13==" + m + ".16.*'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'tensorrt-" + tte::pip_cuda_suffix() + "==" + m + ".16.*'"), std::string::npos) << message;
   EXPECT_NE(message.find("libnvinfer=" + m), std::string::npos) << message;
 }
 
@@ -280,7 +280,8 @@ TEST(NativeTensorRtProvider, DescribesTheRuntimeItWouldUse) {
   if (library.found()) {
     EXPECT_TRUE(contains(text, library.path().c_str())) << text;
   } else {
-    EXPECT_TRUE(contains(text, "pip install 'tensorrt-lean-cu13-libs")) << text;
+    EXPECT_TRUE(contains(text, ("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs").c_str()))
+        << text;
   }
   // Describing loads at most the library: no runtime, no device query.
   EXPECT_EQ(g_device_count_calls, 0);
@@ -465,7 +466,7 @@ TEST(NativeTensorRtLibrary, SaysWhereItLookedAndWhatToInstall) {
   EXPECT_TRUE(contains(why.c_str(), "tensorrt_lean_libs/")) << why;
   EXPECT_TRUE(contains(why.c_str(), kLean.c_str())) << why;
   // This major's packages, at least the headers' minor.
-  const std::string pin = "pip install 'tensorrt-lean-cu13-libs>=" +
+  const std::string pin = "pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" +
                           std::to_string(NV_TENSORRT_MAJOR) + "." +
                           std::to_string(NV_TENSORRT_MINOR) + ",<" +
                           std::to_string(NV_TENSORRT_MAJOR + 1) + "'";
@@ -502,7 +503,7 @@ TEST(NativeTensorRtProvider, APlanNewerThanTheLibraryIsRefusedByVersion) {
                           0),
             0u)
       << refusal;
-  EXPECT_NE(refusal.find("'tensorrt-cu13==" + mm + ".17.*'"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("'tensorrt-" + tte::pip_cuda_suffix() + "==" + mm + ".17.*'"), std::string::npos) << refusal;
   EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 16, 9), library), "");
   EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 3, 0), library), "");
   // Another major's plan is not this check's to refuse.

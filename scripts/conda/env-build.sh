@@ -32,8 +32,10 @@ done
 export LDFLAGS="${ldflags[*]:-}"
 
 log "recipe/build.sh against $CONDA_PREFIX"
+# The workspace's TensorRT is conda-forge's 11 (pixi.toml), as in the recipe's
+# CUDA variants other than tegra.
 env PREFIX="$CONDA_PREFIX" SRC_DIR="$root" target_platform="$target_platform" \
-  CPU_COUNT="${CPU_COUNT:-$(nproc)}" TTE_CONDA_BUILD_DIR="$work/cmake" \
+  CPU_COUNT="${CPU_COUNT:-$(nproc)}" TTE_CONDA_BUILD_DIR="$work/cmake" TTE_TENSORRT_MAJOR=11 \
   bash recipe/build.sh
 
 # The Python package, as recipe/install-python-package.sh installs it: in a

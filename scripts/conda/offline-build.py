@@ -142,7 +142,10 @@ def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str
     config = PlatformConfig(target_platform=platform, build_platform="linux-64", host_platform=platform)
     variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml", JinjaConfig(platform=config))
     chosen = variants["cuda_compiler_version"].index(cuda)
-    narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0]}
+    # arm_variant_type is in the zip but exists on linux-aarch64 only. The
+    # CUDA version picks the aarch64 job: 13.0 is sbsa's, 12.9 tegra's.
+    present = set(variants.keys())
+    narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0] if key in present}
     # CPython 3.11 is the one interpreter a stand-in exists for (also for the
     # noarch package's python_min tests).
     narrowed["python"] = [PYTHON_VARIANT]

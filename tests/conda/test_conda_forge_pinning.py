@@ -37,9 +37,14 @@ def test_jobs_under_the_pinning(rendered_conda_forge):
 
 
 def test_same_packages_as_variants_yaml(rendered, rendered_conda_forge):
-    """recipe/variants.yaml holds conda-forge's values: both give the same packages, hashes included."""
+    """recipe/variants.yaml holds conda-forge's values: both give the same packages, hashes
+    included, except the tegra builds. conda-forge's global pinning has no tegra job: a
+    feedstock gets one by opting into conda-forge's arm_variant_type migration (CUDA 12.9),
+    which the pinning fixture does not apply (docs/conda.md)."""
     for platform in rendered:
-        assert summary(rendered_conda_forge[platform]) == summary(rendered[platform])
+        ours = [o for o in rendered[platform] if o["variant"].get("arm_variant_type") != "tegra"]
+        assert summary(rendered_conda_forge[platform]) == summary(ours)
+    assert [o for o in rendered["linux-aarch64"] if o["variant"].get("arm_variant_type") == "tegra"]
 
 
 def test_compilers_and_glibc_per_job(rendered_conda_forge):

@@ -52,9 +52,14 @@ def test_plugin_cuda_variants_per_platform(rendered, versions):
         x86 = by_name(rendered["linux-64"], name)
         assert sorted(o["variant"]["cuda_compiler_version"] for o in x86) == cuda
         arm = by_name(rendered["linux-aarch64"], name)
-        # conda-forge's TensorRT has linux-aarch64 builds for CUDA 13 (sbsa) only: no tegra.
-        assert [o["variant"]["cuda_compiler_version"] for o in arm] == [c for c in cuda if c.startswith("13.")]
-        assert all(o["variant"]["arm_variant_type"] == "sbsa" for o in arm)
+        # linux-aarch64: CUDA 13 on sbsa (conda-forge's TensorRT), and CUDA 12.9
+        # on tegra (Jetson on JetPack 6, whose TensorRT is JetPack's).
+        assert sorted((o["variant"]["cuda_compiler_version"], o["variant"]["arm_variant_type"]) for o in arm) == [
+            ("12.9", "tegra"), *((c, "sbsa") for c in cuda if c.startswith("13."))]
+
+
+def is_tegra(output: dict) -> bool:
+    return output["variant"].get("arm_variant_type") == "tegra"
 
 
 def test_build_strings_and_numbers_distinguish_cuda(rendered):
@@ -79,7 +84,7 @@ def test_executorch_runtime_is_built_once_per_platform(rendered, versions):
             builds = by_name(outputs, name)
             assert len(builds) == 1, f"{name} on {platform} splits by CUDA or compiler: {builds}"
             assert builds[0]["version"] == versions["executorch"]
-            assert not {"cuda_compiler_version", "cxx_compiler_version"} & set(builds[0]["variant"])
+            assert not {"cuda_compiler_version", "cxx_compiler_version", "arm_variant_type"} & set(builds[0]["variant"])
         (lib,) = by_name(outputs, "libexecutorch")
         assert lib["requirements"]["build"] == [f"sysroot_{platform} {GLIBC[platform]}.*"]
         assert lib["requirements"]["host"] == ["libstdcxx", "libgcc"]
@@ -153,12 +158,19 @@ def test_plugin_build_dependencies(rendered, versions):
             assert "cmake >=3.28" in build and "ninja" in build
             host = staging["requirements"]["host"]
             trt = f"libnvinfer-devel >={versions['tensorrt_full_min']},<{versions['tensorrt_full_max_exclusive']}"
-            for spec in (f"cuda-version =={cuda}", "cuda-cudart-dev", f"cuda-crt-dev_{platform}", trt,
+            for spec in (f"cuda-version =={cuda}", "cuda-cudart-dev", f"cuda-crt-dev_{platform}",
                          "nlohmann_json", "gtest"):
                 assert spec in host, f"{spec} missing from the staging host of {platform} CUDA {cuda}"
+            # conda-forge has no tegra TensorRT: that build takes TensorRT 10's
+            # headers from the build's TensorRT root and links none.
+            assert (trt in host) == (not is_tegra(o))
+            env = staging["script"]["env"]
+            assert env["TTE_TENSORRT_MAJOR"] == ("10" if is_tegra(o) else "11")
+            assert env.get("TTE_ARM_VARIANT", "") == o["variant"].get("arm_variant_type", "")
             assert {"pin_subpackage": {"name": "libexecutorch-devel", "exact": True}} in host
             assert staging["requirements"]["ignore_run_exports"] == {"by_name": ["gtest"]}
-            assert ("arm-variant * sbsa" in build) == (platform == "linux-aarch64")
+            variant = o["variant"].get("arm_variant_type")
+            assert (f"arm-variant * {variant}" in build) == (platform == "linux-aarch64")
             # The output's own build carries the sysroot rattler-build's link checks read.
             assert o["requirements"]["build"] == [f"sysroot_{platform} {GLIBC[platform]}.*"]
 
@@ -169,13 +181,18 @@ def test_plugin_run_dependencies(rendered, versions):
         for o in by_name(outputs, PLUGIN):
             run = o["requirements"]["run"]
             assert {"pin_compatible": {"name": "cuda-version", "lower_bound": "x", "upper_bound": "x"}} in run
-            assert trt in run
+            # tegra: TensorRT is JetPack's, found at run time, never a conda package.
+            assert (trt in run) == (not is_tegra(o))
+            assert not [s for s in spec_names(run) if s.startswith("libnvinfer")] or not is_tegra(o)
             assert o["inherits_from"] == "torch-tensorrt-executorch-build" and o["inherit_run_exports"]
             assert o["requirements"]["ignore_run_exports"] == {"by_name": ["cuda-version"]}
             constraints = o["requirements"].get("run_constraints", [])
-            assert constraints == (["arm-variant * sbsa"] if platform == "linux-aarch64" else [])
+            variant = o["variant"].get("arm_variant_type")
+            assert constraints == ([f"arm-variant * {variant}"] if platform == "linux-aarch64" else [])
             assert "*/libcuda.so*" in o["dynamic_linking"]["missing_dso_allowlist"]
-            assert o["files"] == ["lib/libexecutorch_backend_tensorrt.so", "lib/libtte_provider_tensorrt11.so", "bin/tte-run"]
+            major = "10" if is_tegra(o) else "11"
+            assert o["files"] == ["lib/libexecutorch_backend_tensorrt.so", f"lib/libtte_provider_tensorrt{major}.so",
+                                  "bin/tte-run"]
 
 
 def test_only_devel_outputs_carry_run_exports(rendered):
@@ -232,7 +249,8 @@ def test_python_package(rendered, versions, pyproject):
     # The wheel's dependencies, in conda-forge's names; executorch and the
     # CUDA runtime arrive through the plugin package (install-python-package.sh
     # takes them out of the metadata, so pip check passes).
-    wheel_deps = {re.split(r"[<>=!;\s]", d)[0] for d in pyproject["project"]["dependencies"]}
+    wheel_deps = {re.split(r"[<>=!;\s]", d)[0]
+                  for d in pyproject["tool"]["scikit-build"]["metadata"]["dependencies"]["result"]}
     conda_name = {"flatbuffers": "python-flatbuffers", "numpy": "numpy",
                   "executorch": PLUGIN, "nvidia-cuda-runtime": PLUGIN}
     assert wheel_deps <= set(conda_name), f"new wheel dependency without a conda mapping: {wheel_deps - set(conda_name)}"
@@ -339,7 +357,14 @@ def test_cli_and_import_tests(rendered):
         scripts = " ".join(str(t["script"]) for t in plugin["tests"] if "script" in t)
         assert "tte-run --help" in scripts and "RTLD_NOW" in scripts and "tensorrt-native" in scripts
         # The conda provider links the prefix's libnvinfer: checked as a NEEDED entry.
-        assert 'n.startswith("libnvinfer.so.")' in scripts and "DT_NEEDED" in scripts
+        assert 'n.startswith("libnvinfer")' in scripts and "DT_NEEDED" in scripts
+        # The tegra provider (TensorRT 10's) links none.
+        assert 'if major == "11"' in scripts and "assert not linked" in scripts
+    for platform, outputs in rendered.items():
+        for plugin in by_name(outputs, PLUGIN):
+            contents = next(t["package_contents"] for t in plugin["tests"] if "package_contents" in t)
+            major = "10" if is_tegra(plugin) else "11"
+            assert contents["lib"] == ["executorch_backend_tensorrt", f"tte_provider_tensorrt{major}"]
 
 
 @pytest.mark.parametrize("path", [

@@ -33,7 +33,9 @@ def test_variants_cuda_versions_match_versions_json(versions):
     lists = dict(re.findall(r"- if: (\w+)\n\s+then: \[(.*?)\]", block))
     parse = lambda s: [v.strip().strip('"') for v in s.split(",")]  # noqa: E731
     assert parse(lists["x86_64"]) == versions["conda_cuda_variants"]
-    assert parse(lists["aarch64"]) == [v for v in versions["conda_cuda_variants"] if v.startswith("13.")]
+    # linux-aarch64: CUDA 13 (sbsa), then conda-forge's tegra CUDA (Jetson).
+    assert parse(lists["aarch64"]) == [
+        *(v for v in versions["conda_cuda_variants"] if v.startswith("13.")), versions["conda_tegra_cuda"]]
 
 
 def test_pixi_matches_versions_json(pixi, versions):

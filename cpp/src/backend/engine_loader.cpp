@@ -15,6 +15,7 @@
 #include "common/runtime_stats.h"
 #include "common/segment_origins.h"
 #include "common/sha256.h"
+#include "common/tensorrt_install.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
 
@@ -62,7 +63,8 @@ Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
       return Status(TTE_ERROR_NOT_FOUND,
                     "no engine provider is registered, so TensorRTBackend cannot load TensorRT "
                     "engines: import torch_tensorrt_executorch_runtime in Python (needs "
-                    "tensorrt-lean-cu13 or tensorrt-cu13), or load a provider library with "
+                    "tensorrt-lean-" + pip_cuda_suffix() + " or tensorrt-" + pip_cuda_suffix() +
+                    "), or load a provider library with "
                     "tte_load_engine_provider_library (tte-run --provider LIB)");
     }
     return Status::Ok();

@@ -5,6 +5,8 @@
 // plugin.
 #pragma once
 
+#include <cuda_runtime_api.h>  // CUDART_VERSION: the CUDA this build links
+
 #include <cstdint>
 #include <string>
 
@@ -17,6 +19,10 @@ inline std::string tensorrt_library_env(int32_t major) {
   return "TORCH_TENSORRT_EXECUTORCH_TENSORRT" + std::to_string(major) + "_LIBRARY";
 }
 
+// The CUDA suffix of the pip packages that match this build ("cu13"; "cu12"
+// for the CUDA 12 builds: JetPack 6, conda's 12.9).
+inline std::string pip_cuda_suffix() { return "cu" + std::to_string(CUDART_VERSION / 1000); }
+
 // What installs TensorRT `major`, `minor` or later within the major; with
 // `for_plan`, `minor` is the one a plan was built with, which the full
 // runtime must match (the lean one loads version-compatible plans of its own
@@ -26,8 +32,9 @@ inline std::string tensorrt_install_hint(int32_t major, int32_t minor, bool for_
   const std::string at_least =
       ">=" + m + "." + std::to_string(minor) + ",<" + std::to_string(major + 1);
   const std::string full_pin = for_plan ? "==" + m + "." + std::to_string(minor) + ".*" : at_least;
-  return "install TensorRT " + m + ": pip install 'tensorrt-lean-cu13-libs" + at_least +
-         "' (the lean runtime: version-compatible plans) or 'tensorrt-cu13" + full_pin +
+  const std::string cu = pip_cuda_suffix();
+  return "install TensorRT " + m + ": pip install 'tensorrt-lean-" + cu + "-libs" + at_least +
+         "' (the lean runtime: version-compatible plans) or 'tensorrt-" + cu + full_pin +
          "' (the full runtime: plans of its version); conda install -c conda-forge 'libnvinfer=" +
          m + ".*'; on a Jetson, the TensorRT " + m +
          " of its JetPack (see docs/jetson.md); or set " + tensorrt_library_env(major) +

@@ -15,6 +15,8 @@ from .abi import BACKEND_NAME, CUDA_DEVICE_TYPES
 from .cuda_driver import DeviceBlock, driver_report, synchronize_current_context
 from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .library import (
+    CUDA_MAJOR,
+    CUDA_RUNTIME_FILE,
     cuda_runtime_candidates,
     executorch_lib_dir,
     package_root,
@@ -70,6 +72,8 @@ def shutdown() -> None:
 __all__ = [
     "BACKEND_NAME",
     "CUDA_DEVICE_TYPES",
+    "CUDA_MAJOR",
+    "CUDA_RUNTIME_FILE",
     "DeviceBlock",
     "LOG_LEVELS",
     "MEMORY_KINDS",

@@ -32,7 +32,24 @@ EXECUTORCH_LIBRARIES = (
     "libexecutorch_kernels_optimized.so",
     "libexecutorch_backend_xnnpack.so",
 )
-CUDA_RUNTIME_FILE = "libcudart.so.13"
+
+
+def _built_cuda_major() -> int:
+    """The CUDA major the plugin links, as its build recorded it (12: the JetPack 6 build)."""
+    try:
+        from .._generated.build_config import CUDA_MAJOR
+    except ImportError:
+        # A source checkout that was never built (no plugin to load either):
+        # the PyPI wheels' CUDA.
+        return 13
+    return CUDA_MAJOR
+
+
+CUDA_MAJOR = _built_cuda_major()
+CUDA_RUNTIME_FILE = f"libcudart.so.{CUDA_MAJOR}"
+# On JetPack 6 (the CUDA 12 build) the CUDA runtime is JetPack's own, which
+# the dynamic loader finds; a pip CUDA wheel there is not one for Jetson.
+CUDA_RUNTIME_FROM_WHEELS = CUDA_MAJOR != 12
 
 _lock = threading.Lock()
 _plugin: ctypes.CDLL | None = None
@@ -93,14 +110,16 @@ def executorch_lib_dir() -> Path | None:
 
 
 def cuda_runtime_candidates() -> list[Path]:
-    """libcudart.so.13 of the nvidia-cuda-runtime wheel (either of its layouts)."""
+    """The nvidia-cuda-runtime wheel's libcudart (either of its layouts); none for the JetPack 6 build."""
     found = []
+    if not CUDA_RUNTIME_FROM_WHEELS:
+        return found
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         spec = None
     for location in (spec.submodule_search_locations if spec else None) or ():
-        for sub in ("cu13/lib", "cuda_runtime/lib"):
+        for sub in (f"cu{CUDA_MAJOR}/lib", "cuda_runtime/lib"):
             candidate = Path(location) / sub / CUDA_RUNTIME_FILE
             try:
                 if candidate.exists():

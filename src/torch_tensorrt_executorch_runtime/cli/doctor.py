@@ -28,6 +28,13 @@ TENSORRT_DISTRIBUTIONS = {
 }
 
 
+def _cuda_runtime_hint() -> str:
+    """What installs the CUDA runtime this build links."""
+    if _native.CUDA_MAJOR == 12:
+        return "JetPack 6's CUDA 12.6 runtime: sudo apt-get install nvidia-jetpack (docs/jetson.md)"
+    return f"pip install 'nvidia-cuda-runtime>={_native.CUDA_MAJOR}.0,<{_native.CUDA_MAJOR + 1}'"
+
+
 def _distribution_version(*names: str) -> str | None:
     for name in names:
         try:
@@ -134,7 +141,7 @@ def collect() -> dict:
     # What the plugin really loaded: in conda the prefix's lib/, with no nvidia wheels at all.
     report["cuda_runtime_loaded"] = next(iter(loaded_libraries(CUDA_RUNTIME_PREFIX)), None)
     if not cudart and not report["cuda_runtime_loaded"]:
-        missing("the CUDA 13 runtime (libcudart.so.13)", "pip install 'nvidia-cuda-runtime>=13.0,<14'")
+        missing(f"the CUDA {_native.CUDA_MAJOR} runtime ({_native.CUDA_RUNTIME_FILE})", _cuda_runtime_hint())
     driver = _native.driver_report()
     report["cuda_driver"] = driver
     report["cuda_devices"] = _native.cuda_device_count() if loaded else None
