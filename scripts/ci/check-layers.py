@@ -35,6 +35,8 @@ INCLUDE_ROOTS = ("cpp/src", "cpp/include", "cpp/providers", "cpp", "cpp/python")
 # cpp/src's layers, lowest first: a file includes only its own layer and
 # those before it.
 PLUGIN_LAYERS = ("common", "cuda", "blob", "backend", "program", "c_api")
+# The Python package's test helpers, which no other module of it imports.
+TESTING_MODULE = "torch_tensorrt_executorch_runtime.testing"
 
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -234,6 +236,12 @@ def main() -> int:
     py_graph = python_import_graph(root)
     for cycle in find_cycles(py_graph):
         problems.append("Python import circle (module level): " + " -> ".join(cycle))
+
+    # The test helpers (making test engines) are for tests: production code
+    # tells test plans apart through _plan_magic, never by importing them.
+    for name in sorted(py_graph):
+        if name != TESTING_MODULE and TESTING_MODULE in py_graph[name]:
+            problems.append(f"production code imports the test helpers: {name} imports {TESTING_MODULE}")
 
     cpp_graph = include_graph(root)
     for cycle in find_cycles(cpp_graph):

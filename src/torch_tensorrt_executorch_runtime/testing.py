@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from . import _dtypes
+from ._plan_magic import TEST_ENGINE_MAGIC
 
 __all__ = [
     "DTYPES",
@@ -42,7 +43,7 @@ __all__ = [
     "test_engine_spec",
 ]
 
-MAGIC = b"TTE-TEST-ENGINE\n"
+MAGIC = TEST_ENGINE_MAGIC
 OPS = ("add_one", "add", "identity", "kv_update", "null", "keep_positive")
 # A fixed output dim known only after the run (keep_positive's output).
 DATA_DEPENDENT_DIM = -1

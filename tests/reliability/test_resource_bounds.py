@@ -22,7 +22,7 @@ GIB = 1 << 30
 
 
 def _plans_more(program: bytes, total: int) -> bytes:
-    """`program` with its forward's last planned buffer grown to `total` bytes."""
+    """`program` with its forward's last planned buffer set to `total` bytes (more, or fewer)."""
     from torch_tensorrt_executorch_runtime import pte
 
     sizes = pte.read_program(program).method("forward").non_const_buffer_sizes
@@ -83,6 +83,26 @@ def test_planned_memory_past_what_is_available_is_refused_unallocated(
     assert "max_planned_memory" in outcomes[0]
     assert outcomes[1] == outcomes[0]
     assert growth < 64 << 20, f"peak resident set grew by {growth} bytes"
+
+
+def test_a_planned_tensor_outside_its_arena_is_an_invalid_program(tte, host_provider, packed):
+    """A damaged plan, not a shortage: ExecuTorch reports a planned tensor past the end of its
+    arena as MemoryAllocationFailed, which used to reach the user as "not enough memory ... free
+    memory"."""
+    from torch_tensorrt_executorch_runtime import pte
+
+    data = packed["add_one"].read_bytes()
+    sizes = pte.read_program(data).method("forward").non_const_buffer_sizes
+    assert len(sizes) >= 2 and sizes[-1] > 8
+    damaged = _plans_more(data, 8)
+    with pytest.raises(tte.errors.InvalidProgramError) as info:
+        with tte.load(damaged) as program:
+            program.forward(__import__("numpy").ones((2, 4), "float32"))
+    message = str(info.value)
+    assert not isinstance(info.value, MemoryError)
+    assert "free memory" not in message
+    assert f"memory id {len(sizes) - 1}" in message and "8 bytes" in message, message
+    assert "outside" in message, message
 
 
 def test_max_planned_memory_bounds_and_raises_the_limit(tte, host_provider, packed):

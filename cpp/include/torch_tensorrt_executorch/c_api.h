@@ -1,13 +1,16 @@
 /*
  * C API of libexecutorch_backend_tensorrt.so.
  *
- * Four groups, each a handful of plain C functions:
+ * Seven groups, each a handful of plain C functions, in this order below:
  *  - the plugin itself: versions, whether this library owns the
- *    `TensorRTBackend` registration, log level;
+ *    `TensorRTBackend` registration, log level, CUDA devices;
  *  - engine providers: register, unregister, list, load from a library;
- *  - the delegate blob reader (for `inspect`), and the caller stream;
+ *  - the delegate blob reader (for `inspect`);
+ *  - the caller stream (per thread);
  *  - programs: open a .pte (+ .ptd) through ExecuTorch's Module, read
- *    metadata, run methods with DLPack tensors in and out.
+ *    metadata, run methods with DLPack tensors in and out;
+ *  - method handles (C API version 2): one method run many times;
+ *  - runtime statistics, for tests and benchmarks.
  *
  * Conventions (after ONNX Runtime's C API): opaque handles; every fallible
  * call returns TteStatus and fills an optional TteError; program calls also

@@ -74,6 +74,12 @@ class FlatTable {
     if (i >= length() || !read(pos_ + 4 + static_cast<size_t>(i) * 4, &value)) return std::nullopt;
     return value;
   }
+  // Element `i` of a vector of int64, or nullopt past the buffer.
+  std::optional<int64_t> int64_at(uint32_t i) const {
+    int64_t value = 0;
+    if (i >= length() || !read(pos_ + 4 + static_cast<size_t>(i) * 8, &value)) return std::nullopt;
+    return value;
+  }
   // A string field's bytes (check vector_in_bounds(1, 1) first).
   std::string text() const {
     return std::string(reinterpret_cast<const char*>(data_ + pos_ + 4), length());

@@ -1,6 +1,7 @@
 #include "program/pte_file_checks.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -185,6 +186,46 @@ Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values
     return Status::Ok();
   });
 }
+// Where a memory-planned tensor lies, if it lies outside the arena the plan
+// declares for it; "" when it fits or is not planned. Tensor.allocation_info
+// {memory_id, memory_offset_low, memory_offset_high} places it in
+// ExecutionPlan.non_const_buffer_sizes[memory_id] (entry 0 is reserved:
+// ExecuTorch's getMemPlannedPtr asks its allocator for arena memory_id - 1)
+// with its full size (sizes, the upper bounds of dynamic dims, times the
+// element size). ExecuTorch reports such a tensor as MemoryAllocationFailed
+// when the method loads, which reads as a shortage of memory; it is a
+// damaged plan.
+std::string planned_tensor_outside_arena(const FlatTable& tensor, ScalarType type,
+                                         const std::optional<FlatTable>& arenas) {
+  const auto info = tensor.field(6);
+  if (!info) return "";
+  const uint32_t memory_id = info->scalar<uint32_t>(0, 0);
+  const uint64_t offset = static_cast<uint64_t>(info->scalar<uint32_t>(2, 0)) << 32 |
+                          info->scalar<uint32_t>(1, 0);
+  const uint32_t declared = arenas ? arenas->length() : 0;
+  if (memory_id == 0 || memory_id >= declared) {
+    return "a memory-planned tensor is placed in memory id " + std::to_string(memory_id) +
+           ", for which the plan declares no arena (it declares ids 1 to " +
+           std::to_string(declared == 0 ? 0 : declared - 1) + ")";
+  }
+  const auto sizes = tensor.field(2);
+  uint64_t bytes = et::elementSize(type);
+  for (uint32_t k = 0; sizes && k < sizes->length(); ++k) {
+    const int64_t dim = sizes->int_at(k).value_or(-1);
+    if (dim < 0) return "";  // ExecuTorch refuses it on its own, as a bad size
+    if (dim != 0 && bytes > UINT64_MAX / static_cast<uint64_t>(dim)) {
+      return "a memory-planned tensor's size overflows 64 bits";
+    }
+    bytes *= static_cast<uint64_t>(dim);
+  }
+  const int64_t arena = arenas->int64_at(memory_id).value_or(-1);
+  if (arena < 0 || offset > static_cast<uint64_t>(arena) || bytes > static_cast<uint64_t>(arena) - offset) {
+    return "a memory-planned tensor of " + std::to_string(bytes) + " bytes at offset " +
+           std::to_string(offset) + " lies outside its arena (memory id " +
+           std::to_string(memory_id) + ", " + std::to_string(arena) + " bytes)";
+  }
+  return "";
+}
 }  // namespace
 
 Status check_required_fields(const uint8_t* data, size_t size, const std::string& label) {
@@ -225,6 +266,11 @@ Status check_required_fields(const uint8_t* data, size_t size, const std::string
         return damaged("execution plan " + std::to_string(p) + ", value " + std::to_string(v) +
                        " is a tensor of dtype " + et::toString(type) +
                        ", which no ExecuTorch program carries");
+      }
+      const std::string outside = planned_tensor_outside_arena(*tensor, type, plan->field(8));
+      if (!outside.empty()) {
+        return damaged("execution plan " + std::to_string(p) + ", value " + std::to_string(v) +
+                       ": " + outside);
       }
     }
     Status status = check_kernel_dtypes(*plan, *values, p, damaged);

@@ -21,7 +21,7 @@ from ..errors import DelegateCompatibilityError, Error
 from ..program import load
 from ..program.data_files import find_data_files
 from ..providers import tensorrt_python
-from ..testing import MAGIC as TEST_ENGINE_MAGIC
+from .._plan_magic import TEST_ENGINE_MAGIC
 
 
 def _spec_value(value: bytes) -> str:

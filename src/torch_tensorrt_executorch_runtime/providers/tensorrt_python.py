@@ -48,7 +48,7 @@ from ..errors import (
     NotAcceptedError,
     NotSupportedError,
 )
-from ..testing import MAGIC as TEST_ENGINE_MAGIC
+from .._plan_magic import is_test_engine_plan
 from .types import EngineLoadOptions, IoTensor
 
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
@@ -318,7 +318,7 @@ class TensorRTProvider:
         return engine.share(options)
 
     def deserialize(self, plan: memoryview, device_id: int, options: EngineLoadOptions):
-        if bytes(plan[: len(TEST_ENGINE_MAGIC)]) == TEST_ENGINE_MAGIC:
+        if is_test_engine_plan(plan):
             raise NotAcceptedError("a test-engine plan is not a TensorRT plan")
         count = self._cuda_devices()
         if count <= 0:
