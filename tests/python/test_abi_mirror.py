@@ -52,3 +52,45 @@ def test_every_mirrored_struct_matches_its_header(tmp_path):
         if mirrored != int(value):
             mismatches.append(f"{name}.{field}: C {value}, abi.py {mirrored}")
     assert not mismatches, "\n".join(mismatches)
+
+
+# Python names whose C name differs (DLPack's device types are kDL... enumerators).
+C_NAMES = {"KDL_CPU": "kDLCPU", "KDL_CUDA": "kDLCUDA", "KDL_CUDA_HOST": "kDLCUDAHost",
+           "KDL_CUDA_MANAGED": "kDLCUDAManaged"}
+
+
+def mirrored_constants() -> dict[str, int]:
+    """Every integer constant abi.py and errors.py copy from the headers (C's names)."""
+    from torch_tensorrt_executorch_runtime import errors
+
+    found = {}
+    for module in (abi, errors):
+        for name, value in vars(module).items():
+            if name.startswith(("TTE_", "KDL_", "DLPACK_")) and isinstance(value, int) and not isinstance(value, bool):
+                found[name] = value
+    return found
+
+
+def test_every_mirrored_constant_matches_its_header(tmp_path):
+    """Enum values and macros: a constant hand-copied into Python that drifts from its header
+    (the cause of an earlier wrong-error bug) fails here; one the headers lack fails to compile."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to read the headers with")
+    if not INCLUDE.is_dir():
+        pytest.skip(f"{INCLUDE} is not here (an installed package without its source tree)")
+    constants = mirrored_constants()
+    assert {"TTE_OK", "TTE_ERROR_INVALID_PROGRAM", "TTE_C_API_VERSION", "KDL_CUDA"} <= set(constants)
+    lines = [f"#include <{h}>" for h in HEADERS] + ["#include <stdio.h>", "int main(void) {"]
+    lines += [f'  printf("{name} %lld\\n", (long long)({C_NAMES.get(name, name)}));' for name in sorted(constants)]
+    lines += ["  return 0;", "}"]
+    source = tmp_path / "constants.c"
+    source.write_text("\n".join(lines) + "\n")
+    built = subprocess.run([compiler, "-std=c11", "-I", str(INCLUDE), "-o", str(tmp_path / "constants"), str(source)],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr  # a Python constant the headers do not define
+    printed = subprocess.run([str(tmp_path / "constants")], capture_output=True, text=True, check=True).stdout
+    mismatches = [f"{name}: C {value}, Python {constants[name]}"
+                  for name, value in (line.split() for line in printed.splitlines())
+                  if constants[name] != int(value)]
+    assert not mismatches, "\n".join(mismatches)
