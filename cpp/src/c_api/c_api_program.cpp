@@ -1,6 +1,7 @@
-// The "Programs" group of c_api.h: thin C over tte::Program. Every call fills
-// the optional TteError and keeps a failure's message as the handle's last
-// error.
+// The "Programs" and "Method handles" groups of c_api.h: thin C over
+// tte::Program, each call at the C boundary (c_boundary.h). Every call fills
+// the optional TteError, and a program call keeps a failure's message as the
+// handle's last error.
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <new>
 #include <string>
 
+#include "c_api/c_boundary.h"
 #include "program/program.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
@@ -29,33 +31,29 @@ struct TteMethod {
 
 namespace {
 
-TteStatus report(const tte::Status& status, TteError* error) {
+// A failed call's message is also the handle's last error.
+TteStatus finish(TteProgram* handle, const tte::Status& status, TteError* error) noexcept {
+  if (handle != nullptr && !status.ok()) {
+    try {
+      std::lock_guard<std::mutex> lock(handle->error_mutex);
+      handle->last_error = status.message();
+    } catch (...) {
+      // No memory for the copy: the TteError still carries the message.
+    }
+  }
   return tte::to_c_status(status, error);
 }
 
-TteStatus finish(TteProgram* handle, const tte::Status& status, TteError* error) {
-  if (handle != nullptr && !status.ok()) {
-    std::lock_guard<std::mutex> lock(handle->error_mutex);
-    handle->last_error = status.message();
-  }
-  return report(status, error);
+// A program call at the C boundary (c_boundary.h): `body` returns a Status;
+// an exception becomes the failure of `function`.
+template <typename Body>
+TteStatus program_call(const char* function, TteProgram* handle, TteError* error,
+                       Body&& body) noexcept {
+  return finish(handle, tte::c_boundary::guarded(function, std::forward<Body>(body)), error);
 }
 
 tte::Status invalid(const char* message) {
   return tte::Status(TTE_ERROR_INVALID_ARGUMENT, message);
-}
-
-// Runs `body`, turning a C++ exception (allocation failure, mostly) into a
-// status so none crosses the C boundary.
-template <typename Body>
-tte::Status guarded(Body&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory");
-  } catch (const std::exception& e) {
-    return tte::Status(TTE_ERROR_INTERNAL, std::string("internal error: ") + e.what());
-  }
 }
 
 // Reads the fields of `options` its struct_size covers.
@@ -128,250 +126,253 @@ tte::Status read_options(const TteProgramOptions* options, tte::ProgramOptions* 
 }
 
 template <typename Open>
-TteStatus open_program(const TteProgramOptions* options, TteProgram** out_program,
-                       TteError* error, Open&& open) {
+tte::Status open_program(const TteProgramOptions* options, TteProgram** out_program, Open&& open) {
   if (out_program == nullptr) {
-    return report(invalid("out_program is NULL"), error);
+    return invalid("out_program is NULL");
   }
   *out_program = nullptr;
-  std::shared_ptr<tte::Program> program;
-  const tte::Status status = guarded([&] {
-    tte::ProgramOptions parsed;
-    tte::Status read = read_options(options, &parsed);
-    if (!read.ok()) {
-      return read;
-    }
-    return open(std::move(parsed), &program);
-  });
+  tte::ProgramOptions parsed;
+  tte::Status status = read_options(options, &parsed);
   if (!status.ok()) {
-    return report(status, error);
+    return status;
   }
-  auto* handle = new (std::nothrow) TteProgram();
-  if (handle == nullptr) {
-    return report(tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory"), error);
+  std::shared_ptr<tte::Program> program;
+  status = open(std::move(parsed), &program);
+  if (!status.ok()) {
+    return status;
   }
+  auto handle = std::make_unique<TteProgram>();
   handle->program = std::move(program);
-  *out_program = handle;
-  return report(status, error);
+  *out_program = handle.release();
+  return tte::Status::Ok();
 }
 
 }  // namespace
 
 extern "C" {
 
+using tte::c_boundary::status_call;
+using tte::c_boundary::value_call;
+using tte::c_boundary::void_call;
+
 TTE_API TteStatus tte_program_open_file(const char* path, const TteProgramOptions* options,
                                         TteProgram** out_program, TteError* error) {
-  if (path == nullptr) {
-    return report(invalid("path is NULL"), error);
-  }
-  return open_program(options, out_program, error,
-                      [&](tte::ProgramOptions parsed, std::shared_ptr<tte::Program>* program) {
-                        return tte::Program::open_file(path, std::move(parsed), program);
-                      });
+  return program_call("tte_program_open_file", nullptr, error, [&] {
+    if (path == nullptr) {
+      return invalid("path is NULL");
+    }
+    return open_program(options, out_program,
+                        [&](tte::ProgramOptions parsed, std::shared_ptr<tte::Program>* program) {
+                          return tte::Program::open_file(path, std::move(parsed), program);
+                        });
+  });
 }
 
 TTE_API TteStatus tte_program_open_buffer(const void* data, size_t size,
                                           const TteProgramOptions* options,
                                           TteProgram** out_program, TteError* error) {
-  if (data == nullptr) {
-    return report(invalid("data is NULL"), error);
-  }
-  return open_program(options, out_program, error,
-                      [&](tte::ProgramOptions parsed, std::shared_ptr<tte::Program>* program) {
-                        return tte::Program::open_buffer(data, size, std::move(parsed), program);
-                      });
+  return program_call("tte_program_open_buffer", nullptr, error, [&] {
+    if (data == nullptr) {
+      return invalid("data is NULL");
+    }
+    return open_program(options, out_program,
+                        [&](tte::ProgramOptions parsed, std::shared_ptr<tte::Program>* program) {
+                          return tte::Program::open_buffer(data, size, std::move(parsed), program);
+                        });
+  });
 }
 
 TTE_API void tte_program_close(TteProgram* program) {
-  if (program != nullptr) {
-    program->program->close();
-    delete program;
-  }
+  void_call("tte_program_close", [program] {
+    if (program != nullptr) {
+      std::unique_ptr<TteProgram> owned(program);
+      owned->program->close();
+    }
+  });
 }
 
 TTE_API const char* tte_program_last_error(const TteProgram* program) {
-  if (program == nullptr) {
-    return "";
-  }
-  return program->last_error.c_str();
+  return value_call("tte_program_last_error", "",
+                    [program] { return program == nullptr ? "" : program->last_error.c_str(); });
 }
 
 TTE_API TteStatus tte_program_num_methods(TteProgram* program, size_t* out_count,
                                           TteError* error) {
-  if (program == nullptr || out_count == nullptr) {
-    return finish(program, invalid("program and out_count must not be NULL"), error);
-  }
-  *out_count = program->program->method_names().size();
-  return finish(program, tte::Status::Ok(), error);
+  return program_call("tte_program_num_methods", program, error, [&] {
+    if (program == nullptr || out_count == nullptr) {
+      return invalid("program and out_count must not be NULL");
+    }
+    *out_count = program->program->method_names().size();
+    return tte::Status::Ok();
+  });
 }
 
 TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index,
                                           const char** out_name, TteError* error) {
-  if (program == nullptr || out_name == nullptr) {
-    return finish(program, invalid("program and out_name must not be NULL"), error);
-  }
-  const auto& names = program->program->method_names();
-  if (index >= names.size()) {
-    return finish(program,
-                  tte::Status(TTE_ERROR_INVALID_ARGUMENT,
-                                           "method index " + std::to_string(index) +
-                                               " is out of range: the program has " +
-                                               std::to_string(names.size()) + " methods"),
-                  error);
-  }
-  *out_name = names[index].c_str();
-  return finish(program, tte::Status::Ok(), error);
+  return program_call("tte_program_method_name", program, error, [&] {
+    if (program == nullptr || out_name == nullptr) {
+      return invalid("program and out_name must not be NULL");
+    }
+    const auto& names = program->program->method_names();
+    if (index >= names.size()) {
+      return tte::Status(TTE_ERROR_INVALID_ARGUMENT, "method index " + std::to_string(index) +
+                                                         " is out of range: the program has " +
+                                                         std::to_string(names.size()) + " methods");
+    }
+    *out_name = names[index].c_str();
+    return tte::Status::Ok();
+  });
 }
 
 TTE_API TteStatus tte_program_load_method(TteProgram* program, const char* method,
                                           TteError* error) {
-  if (program == nullptr || method == nullptr) {
-    return finish(program, invalid("program and method must not be NULL"), error);
-  }
-  return finish(program, guarded([&] { return program->program->load_method(method); }), error);
+  return program_call("tte_program_load_method", program, error, [&] {
+    if (program == nullptr || method == nullptr) {
+      return invalid("program and method must not be NULL");
+    }
+    return program->program->load_method(method);
+  });
 }
 
 TTE_API TteStatus tte_program_method_io_count(TteProgram* program, const char* method,
                                               size_t* out_num_inputs, size_t* out_num_outputs,
                                               TteError* error) {
-  if (program == nullptr || method == nullptr || out_num_inputs == nullptr ||
-      out_num_outputs == nullptr) {
-    return finish(program, invalid("program, method and the counts must not be NULL"), error);
-  }
-  return finish(program, guarded([&] {
-                  return program->program->io_count(method, out_num_inputs, out_num_outputs);
-                }),
-                error);
+  return program_call("tte_program_method_io_count", program, error, [&] {
+    if (program == nullptr || method == nullptr || out_num_inputs == nullptr ||
+        out_num_outputs == nullptr) {
+      return invalid("program, method and the counts must not be NULL");
+    }
+    return program->program->io_count(method, out_num_inputs, out_num_outputs);
+  });
 }
 
 TTE_API TteStatus tte_program_input_info(TteProgram* program, const char* method, size_t index,
                                          TteValueInfo* out_info, TteError* error) {
-  if (program == nullptr || method == nullptr || out_info == nullptr) {
-    return finish(program, invalid("program, method and out_info must not be NULL"), error);
-  }
-  return finish(program,
-                guarded([&] { return program->program->input_info(method, index, out_info); }),
-                error);
+  return program_call("tte_program_input_info", program, error, [&] {
+    if (program == nullptr || method == nullptr || out_info == nullptr) {
+      return invalid("program, method and out_info must not be NULL");
+    }
+    return program->program->input_info(method, index, out_info);
+  });
 }
 
 TTE_API TteStatus tte_program_output_info(TteProgram* program, const char* method, size_t index,
                                           TteValueInfo* out_info, TteError* error) {
-  if (program == nullptr || method == nullptr || out_info == nullptr) {
-    return finish(program, invalid("program, method and out_info must not be NULL"), error);
-  }
-  return finish(program,
-                guarded([&] { return program->program->output_info(method, index, out_info); }),
-                error);
+  return program_call("tte_program_output_info", program, error, [&] {
+    if (program == nullptr || method == nullptr || out_info == nullptr) {
+      return invalid("program, method and out_info must not be NULL");
+    }
+    return program->program->output_info(method, index, out_info);
+  });
 }
 
 TTE_API TteStatus tte_program_describe_json(TteProgram* program, char** out_json,
                                             TteError* error) {
-  if (program == nullptr || out_json == nullptr) {
-    return finish(program, invalid("program and out_json must not be NULL"), error);
-  }
-  *out_json = nullptr;
-  std::string json;
-  const tte::Status status =
-      guarded([&] { return program->program->describe_json(&json); });
-  if (status.ok()) {
+  return program_call("tte_program_describe_json", program, error, [&] {
+    if (program == nullptr || out_json == nullptr) {
+      return invalid("program and out_json must not be NULL");
+    }
+    *out_json = nullptr;
+    std::string json;
+    tte::Status status = program->program->describe_json(&json);
+    if (!status.ok()) {
+      return status;
+    }
     // Freed with tte_free_string, which releases with free().
     auto* copy = static_cast<char*>(std::malloc(json.size() + 1));
     if (copy == nullptr) {
-      return finish(program,
-                    tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory"),
-                    error);
+      return tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory");
     }
     std::memcpy(copy, json.c_str(), json.size() + 1);
     *out_json = copy;
-  }
-  return finish(program, status, error);
+    return tte::Status::Ok();
+  });
 }
 
 TTE_API TteStatus tte_program_run(TteProgram* program, const char* method, const TteInput* inputs,
                                   size_t num_inputs, int32_t copy_outputs, TteOutput* outputs,
                                   size_t num_outputs, TteError* error) {
-  if (program == nullptr || method == nullptr) {
-    return finish(program, invalid("program and method must not be NULL"), error);
-  }
-  tte::RunOptions options;
-  options.copy_outputs = copy_outputs != 0;
-  return finish(program, guarded([&] {
-                  return program->program->run(method, inputs, num_inputs, options, outputs,
-                                               num_outputs);
-                }),
-                error);
+  return program_call("tte_program_run", program, error, [&] {
+    if (program == nullptr || method == nullptr) {
+      return invalid("program and method must not be NULL");
+    }
+    tte::RunOptions options;
+    options.copy_outputs = copy_outputs != 0;
+    return program->program->run(method, inputs, num_inputs, options, outputs, num_outputs);
+  });
 }
 
 TTE_API TteStatus tte_program_write_etdump(TteProgram* program, const char* path,
                                            TteError* error) {
-  if (program == nullptr || path == nullptr) {
-    return finish(program, invalid("program and path must not be NULL"), error);
-  }
-  return finish(program, guarded([&] { return program->program->write_etdump(path); }), error);
+  return program_call("tte_program_write_etdump", program, error, [&] {
+    if (program == nullptr || path == nullptr) {
+      return invalid("program and path must not be NULL");
+    }
+    return program->program->write_etdump(path);
+  });
 }
 
 TTE_API TteStatus tte_program_get_method(TteProgram* program, const char* method,
                                          TteMethod** out_method, TteError* error) {
-  if (program == nullptr || method == nullptr || out_method == nullptr) {
-    return finish(program, invalid("program, method and out_method must not be NULL"), error);
-  }
-  *out_method = nullptr;
-  tte::MethodState* state = nullptr;
-  const tte::Status status =
-      guarded([&] { return program->program->get_method(method, &state); });
-  if (!status.ok()) {
-    return finish(program, status, error);
-  }
-  auto* handle = new (std::nothrow) TteMethod{program->program, state};
-  if (handle == nullptr) {
-    return finish(program, tte::Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory"), error);
-  }
-  *out_method = handle;
-  return finish(program, status, error);
+  return program_call("tte_program_get_method", program, error, [&] {
+    if (program == nullptr || method == nullptr || out_method == nullptr) {
+      return invalid("program, method and out_method must not be NULL");
+    }
+    *out_method = nullptr;
+    tte::MethodState* state = nullptr;
+    tte::Status status = program->program->get_method(method, &state);
+    if (!status.ok()) {
+      return status;
+    }
+    *out_method = new TteMethod{program->program, state};
+    return tte::Status::Ok();
+  });
 }
 
-TTE_API void tte_method_release(TteMethod* method) { delete method; }
+TTE_API void tte_method_release(TteMethod* method) {
+  void_call("tte_method_release", [method] { delete method; });
+}
 
 TTE_API TteStatus tte_method_io_count(TteMethod* method, size_t* out_num_inputs,
                                       size_t* out_num_outputs, TteError* error) {
-  if (method == nullptr || out_num_inputs == nullptr || out_num_outputs == nullptr) {
-    return report(invalid("method and the counts must not be NULL"), error);
-  }
-  // Fixed once the method is loaded, which the handle guarantees.
-  *out_num_inputs = method->state->method->inputs_size();
-  *out_num_outputs = method->state->method->outputs_size();
-  return report(tte::Status::Ok(), error);
+  return status_call("tte_method_io_count", error, [&] {
+    if (method == nullptr || out_num_inputs == nullptr || out_num_outputs == nullptr) {
+      return invalid("method and the counts must not be NULL");
+    }
+    // Fixed once the method is loaded, which the handle guarantees.
+    *out_num_inputs = method->state->method->inputs_size();
+    *out_num_outputs = method->state->method->outputs_size();
+    return tte::Status::Ok();
+  });
 }
 
 TTE_API TteStatus tte_method_run(TteMethod* method, const TteInput* inputs, size_t num_inputs,
                                  const TteRunOptions* options, TteOutput* outputs,
                                  size_t num_outputs, TteError* error) {
-  if (method == nullptr) {
-    return report(invalid("method must not be NULL"), error);
-  }
-  tte::RunOptions run_options;
-  if (options != nullptr) {
-    const uint32_t size = options->struct_size;
-    auto has = [size](size_t end) { return size >= end; };
-    if (!has(offsetof(TteRunOptions, copy_outputs) + sizeof(int32_t))) {
-      return report(invalid("TteRunOptions.struct_size is too small; set it to sizeof(TteRunOptions)"),
-                    error);
+  return status_call("tte_method_run", error, [&] {
+    if (method == nullptr) {
+      return invalid("method must not be NULL");
     }
-    run_options.copy_outputs = options->copy_outputs != 0;
-    if (has(offsetof(TteRunOptions, stream) + sizeof(void*))) {
-      run_options.has_stream = options->has_stream != 0;
-      run_options.stream = options->stream;
+    tte::RunOptions run_options;
+    if (options != nullptr) {
+      const uint32_t size = options->struct_size;
+      auto has = [size](size_t end) { return size >= end; };
+      if (!has(offsetof(TteRunOptions, copy_outputs) + sizeof(int32_t))) {
+        return invalid("TteRunOptions.struct_size is too small; set it to sizeof(TteRunOptions)");
+      }
+      run_options.copy_outputs = options->copy_outputs != 0;
+      if (has(offsetof(TteRunOptions, stream) + sizeof(void*))) {
+        run_options.has_stream = options->has_stream != 0;
+        run_options.stream = options->stream;
+      }
+      if (has(offsetof(TteRunOptions, allocator_context) + sizeof(void*))) {
+        run_options.allocate_output = options->allocate_output;
+        run_options.allocator_context = options->allocator_context;
+      }
     }
-    if (has(offsetof(TteRunOptions, allocator_context) + sizeof(void*))) {
-      run_options.allocate_output = options->allocate_output;
-      run_options.allocator_context = options->allocator_context;
-    }
-  }
-  return report(guarded([&] {
-                  return method->program->run(*method->state, inputs, num_inputs, run_options,
-                                              outputs, num_outputs);
-                }),
-                error);
+    return method->program->run(*method->state, inputs, num_inputs, run_options, outputs,
+                                num_outputs);
+  });
 }
 
 }  // extern "C"

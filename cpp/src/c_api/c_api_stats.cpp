@@ -4,12 +4,13 @@
 
 #include "backend/engine_loader.h"
 #include "backend/scratch_arenas.h"
+#include "c_api/c_boundary.h"
 #include "common/runtime_stats.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
-extern "C" {
+namespace {
 
-TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
+void copy_runtime_stats(TteRuntimeStats* out) {
   if (out == nullptr || out->struct_size < offsetof(TteRuntimeStats, h2d_copies)) {
     return;
   }
@@ -47,9 +48,19 @@ TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
   out->struct_size = caller_size;
 }
 
+}  // namespace
+
+extern "C" {
+
+TTE_API void tte_get_runtime_stats(TteRuntimeStats* out) {
+  tte::c_boundary::void_call("tte_get_runtime_stats", [out] { copy_runtime_stats(out); });
+}
+
 TTE_API void tte_reset_runtime_stats(void) {
-  tte::RuntimeStats::instance().reset();
-  tte::ScratchArenas::instance().reset_peak();
+  tte::c_boundary::void_call("tte_reset_runtime_stats", [] {
+    tte::RuntimeStats::instance().reset();
+    tte::ScratchArenas::instance().reset_peak();
+  });
 }
 
 }  // extern "C"
