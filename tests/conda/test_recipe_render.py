@@ -176,14 +176,17 @@ def test_plugin_build_dependencies(rendered, versions):
 
 
 def test_plugin_run_dependencies(rendered, versions):
-    trt = f"libnvinfer >={versions['tensorrt_full_min']},<{versions['tensorrt_full_max_exclusive']}"
+    trt = f"libnvinfer-devel >={versions['tensorrt_full_min']},<{versions['tensorrt_full_max_exclusive']}"
     for platform, outputs in rendered.items():
         for o in by_name(outputs, PLUGIN):
             run = o["requirements"]["run"]
             assert {"pin_compatible": {"name": "cuda-version", "lower_bound": "x", "upper_bound": "x"}} in run
-            # tegra: TensorRT is JetPack's, found at run time, never a conda package.
-            assert (trt in run) == (not is_tegra(o))
-            assert not [s for s in spec_names(run) if s.startswith("libnvinfer")] or not is_tegra(o)
+            # libnvinfer only through libnvinfer-devel's run_exports (any 11.x from the
+            # one built against: 11.3 too), never a pin to one minor; tegra: TensorRT is
+            # JetPack's, found at run time, never a conda package.
+            assert not [s for s in spec_names(run) if s.startswith("libnvinfer")]
+            host_trt = [s for s in o["requirements"]["host"] if isinstance(s, str) and s.startswith("libnvinfer-devel")]
+            assert host_trt == ([] if is_tegra(o) else [trt])
             assert o["inherits_from"] == "torch-tensorrt-executorch-build" and o["inherit_run_exports"]
             assert o["requirements"]["ignore_run_exports"] == {"by_name": ["cuda-version"]}
             constraints = o["requirements"].get("run_constraints", [])
