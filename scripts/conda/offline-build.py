@@ -8,13 +8,13 @@ says what each one holds and how close it comes). For each target,
 narrowed to one CUDA version and CPython 3.11, the interpreter the stand-ins
 have) builds every output the recipe yields, with the recipe's staging,
 rattler-build's relinking and link checks, and runs each output's tests:
-  linux-64       CUDA 12.9 and 13.0, tests native;
-  linux-aarch64  CUDA 13.0 sbsa, cross-compiled on linux-64 with Debian's
+  linux-64       CUDA 12.9 and 13.4, tests native;
+  linux-aarch64  CUDA 13.4 sbsa, cross-compiled on linux-64 with Debian's
                  aarch64 toolchain behind conda-style compiler stand-ins; the
                  tests run in linux-aarch64 environments with qemu-user
                  running every aarch64 program (scripts/conda/qemu-exec.c,
                  in place of binfmt_misc).
-linux-64 CUDA 13.0 also builds torch-tensorrt against the pytorch 2.14
+linux-64 CUDA 13.4 also builds torch-tensorrt against the pytorch 2.14
 stand-in (PyPI's torch) and checks what of it runs without a GPU.
 Then, per target, the runtime packages go into a fresh prefix solved from the
 channels, where the installed plugin and the compiled binding pass the ELF
@@ -23,7 +23,7 @@ run from Python (recipe/tests/python-run) run with no environment variables;
 and a prefix holding what pixi's default environment declares runs the pixi
 tasks' scripts (scripts/conda/env-build.sh, env-test.sh).
 
-Usage: scripts/conda/offline-build.py [--target linux-64:13.0 ...] [--no-env-tasks]
+Usage: scripts/conda/offline-build.py [--target linux-64:13.4 ...] [--no-env-tasks]
 Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use);
 downloads wheels with pip and Debian packages with apt-get (cached under
 build/); the public TensorRT 11.1 headers come from $TensorRT_ROOT, else
@@ -48,9 +48,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "build" / "conda-offline"
 STANDINS = WORK / "standins"
 OUTPUT = WORK / "output"
-# linux-64 CUDA 13.0 first: its job builds the linux-64 Python package the
+# linux-64 CUDA 13.4 first: its job builds the linux-64 Python package the
 # CUDA 12.9 install uses, as on conda-forge.
-TARGETS = ["linux-64:13.0", "linux-64:12.9", "linux-aarch64:13.0"]
+TARGETS = ["linux-64:13.4", "linux-64:12.9", "linux-aarch64:13.4"]
 PYTHON_VARIANT = "3.11.* *_cpython"
 QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
@@ -143,7 +143,7 @@ def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str
     variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml", JinjaConfig(platform=config))
     chosen = variants["cuda_compiler_version"].index(cuda)
     # arm_variant_type is in the zip but exists on linux-aarch64 only. The
-    # CUDA version picks the aarch64 job: 13.0 is sbsa's, 12.9 tegra's.
+    # CUDA version picks the aarch64 job: 13.4 is sbsa's, 12.9 tegra's.
     present = set(variants.keys())
     narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0] if key in present}
     # CPython 3.11 is the one interpreter a stand-in exists for (also for the
@@ -210,13 +210,13 @@ def build(src: Path, platform: str, cuda: str) -> list[Path]:
 
 
 def build_torch_tensorrt(src: Path) -> Path:
-    """torch-tensorrt for linux-64 CUDA 13.0 against the pytorch 2.14 stand-in.
+    """torch-tensorrt for linux-64 CUDA 13.4 against the pytorch 2.14 stand-in.
 
     Its own test (import torch_tensorrt) needs an NVIDIA driver and GPU, so
     this build skips the tests; check_torch_tensorrt runs what can run here.
     """
-    overrides = variant_overrides(src, "linux-64", "13.0") | {"pytorch": ["2.14"]}
-    log("linux-64 CUDA 13.0: torch-tensorrt against the pytorch 2.14 stand-in (tests: below)")
+    overrides = variant_overrides(src, "linux-64", "13.4") | {"pytorch": ["2.14"]}
+    log("linux-64 CUDA 13.4: torch-tensorrt against the pytorch 2.14 stand-in (tests: below)")
     code_args = dict(recipes=[str(src / "recipe" / "recipe.yaml")], target_platform="linux-64",
                      channel=[OUTPUT.as_uri(), STANDINS.as_uri()], output_dir=str(OUTPUT),
                      variant_config=[str(src / "recipe" / "variants.yaml")], ignore_recipe_variants=True,
@@ -388,10 +388,10 @@ def main() -> int:
         t = time.time()
         build(src, platform, cuda)
         check_installed(platform, cuda)
-        if (platform, cuda) == ("linux-64", "13.0"):
+        if (platform, cuda) == ("linux-64", "13.4"):
             check_torch_tensorrt(build_torch_tensorrt(src))
         timings[f"{platform} CUDA {cuda}"] = time.time() - t
-    if not args.no_env_tasks and ("linux-64", "13.0") in targets:
+    if not args.no_env_tasks and ("linux-64", "13.4") in targets:
         t = time.time()
         check_env_tasks()
         timings["pixi tasks"] = time.time() - t

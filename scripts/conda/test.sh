@@ -5,7 +5,7 @@
 #      under conda-forge's global pinning, pixi.toml, versions;
 #   2. the recipe's sha256 pins against PyPI's JSON API;
 #   3. scripts/conda/offline-build.py: the recipe built unchanged for linux-64
-#      (CUDA 12.9, 13.0) and linux-aarch64 (CUDA 13.0, cross, tests under
+#      (CUDA 12.9, 13.4) and linux-aarch64 (CUDA 13.4, cross, tests under
 #      qemu-user) against stand-ins of conda-forge's packages, every output's
 #      tests, a fresh install running the CLI and a program from Python, and
 #      the pixi tasks' scripts.

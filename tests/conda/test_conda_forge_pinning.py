@@ -27,10 +27,10 @@ def test_conda_smithy_enables_cuda_variants():
 
 
 def test_jobs_under_the_pinning(rendered_conda_forge):
-    # linux-64: CUDA 12.9 and 13.0 (the migration); no None job, since every output skips it.
-    assert cuda_jobs(rendered_conda_forge["linux-64"]) == {"12.9", "13.0"}
-    # linux-aarch64: 13.0 (sbsa) only, no 12.9 job.
-    assert cuda_jobs(rendered_conda_forge["linux-aarch64"]) == {"13.0"}
+    # linux-64: CUDA 12.9 and 13.4; no None job, since every output skips it.
+    assert cuda_jobs(rendered_conda_forge["linux-64"]) == {"12.9", "13.4"}
+    # linux-aarch64: 13.4 (sbsa) only; 12.9 sbsa builds nothing (tegra is opt-in).
+    assert cuda_jobs(rendered_conda_forge["linux-aarch64"]) == {"13.4"}
     for o in rendered_conda_forge["linux-aarch64"]:
         if "arm_variant_type" in o["variant"]:
             assert o["variant"]["arm_variant_type"] == "sbsa"
@@ -48,8 +48,8 @@ def test_same_packages_as_variants_yaml(rendered, rendered_conda_forge):
 
 
 def test_compilers_and_glibc_per_job(rendered_conda_forge):
-    expected = {("linux-64", "12.9"): ("14", "2.28"), ("linux-64", "13.0"): ("15", "2.28"),
-                ("linux-aarch64", "13.0"): ("15", "2.34")}
+    expected = {("linux-64", "12.9"): ("14", "2.28"), ("linux-64", "13.4"): ("15", "2.28"),
+                ("linux-aarch64", "13.4"): ("15", "2.34")}
     seen = set()
     for platform, outputs in rendered_conda_forge.items():
         for o in outputs:

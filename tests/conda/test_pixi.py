@@ -46,7 +46,7 @@ def test_platforms_declare_cuda(pixi):
     assert all(isinstance(p, dict) and "cuda" in p for p in platforms), platforms
     assert {p["platform"] for p in platforms} == {"linux-64", "linux-aarch64"}
     aarch64 = [p for p in platforms if p["platform"] == "linux-aarch64"]
-    assert [p["cuda"] for p in aarch64] == ["13.0"]
+    assert [p["cuda"] for p in aarch64] == ["13.4"]
     assert [p["glibc"] for p in aarch64] == ["2.34"]
 
 

@@ -73,7 +73,7 @@ def test_build_strings_and_numbers_distinguish_cuda(rendered):
             assert o["build_number"] == expected
             assert o["build_string"].endswith(f"_{expected}")
     numbers = {o["variant"]["cuda_compiler_version"]: o["build_number"] for o in by_name(rendered["linux-64"], PLUGIN)}
-    assert numbers["13.0"] > numbers["12.9"], "a solver free to choose should prefer CUDA 13"
+    assert numbers["13.4"] > numbers["12.9"], "a solver free to choose should prefer CUDA 13"
 
 
 def test_executorch_runtime_is_built_once_per_platform(rendered, versions):
@@ -142,7 +142,7 @@ def test_executorch_headers_ship_pytorch_license(rendered):
 
 
 def test_plugin_build_dependencies(rendered, versions):
-    compilers = {"12.9": "14", "13.0": "15"}
+    compilers = {"12.9": "14", "13.4": "15"}
     for platform, outputs in rendered.items():
         for o in by_name(outputs, PLUGIN):
             cuda = o["variant"]["cuda_compiler_version"]
@@ -222,7 +222,7 @@ def test_python_package(rendered, versions, pyproject):
     for platform in ("linux-64", "linux-aarch64"):
         # One build per platform, in the CUDA 13 job, for every CPython >= python_min.
         (o,) = by_name(rendered[platform], PYTHON_PACKAGE)
-        assert o["variant"]["cuda_compiler_version"] == "13.0"
+        assert o["variant"]["cuda_compiler_version"] == "13.4"
         assert "python" not in o["variant"], "the Python package splits by CPython version"
         assert o["noarch"] is None and o["python_version_independent"] is True
         assert o["version"] == versions["project"]
