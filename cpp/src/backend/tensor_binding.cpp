@@ -205,6 +205,11 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
     }
     if (void* address = engine_address(info, binding.data); address != nullptr) {
       binding.address = address;
+      if (stage_through_mapped_memory_ && info.kind == PointerKind::kHost) {
+        // Page-locked memory the engine uses where it lies: the CPU reaches
+        // what the engine writes there at `data` (copy_out).
+        binding.mapped = binding.data;
+      }
       continue;
     }
     Status status = stage_input_or_output(a, spec.name, is_input, stream, &binding);
@@ -218,9 +223,11 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
 cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const Binding& from, size_t n,
                                    cudaStream_t stream, bool* synchronized) {
   const void* src = from.address;
-  if (from.mapped != nullptr && kind == PointerKind::kUnregistered) {
-    // The engine wrote mapped memory: the CPU reads it once the stream's
-    // work is done (once per call, for all such outputs).
+  if (from.mapped != nullptr && (kind == PointerKind::kUnregistered || kind == PointerKind::kHost)) {
+    // The engine wrote mapped memory (a staging buffer, or page-locked memory
+    // it used in place, e.g. an aliased input's): the CPU reads it into host
+    // memory once the stream's work is done (once per call, for all such
+    // outputs), no DMA.
     if (!*synchronized) {
       const cudaError_t status = cudaStreamSynchronize(stream);
       if (status != cudaSuccess) {

@@ -36,8 +36,10 @@ struct Binding {
   void* data = nullptr;     // the ExecuTorch tensor's memory
   size_t nbytes = 0;
   bool staged = false;  // `address` is a staging buffer, not `data`
-  // Staged through mapped memory: `address` is the device's address of
-  // `mapped`, which the CPU copies into and out of.
+  // Mapped memory the CPU reaches: with mapped staging, the staging buffer
+  // (`address` is the device's address of `mapped`), or page-locked memory
+  // the engine uses where it lies (`mapped` is `data`). The CPU copies into
+  // and out of it.
   void* mapped = nullptr;
   PointerKind kind = PointerKind::kUnregistered;
 };
