@@ -14,10 +14,16 @@ Usage: scripts/ci/elf-floors.py [--glibc 2.35] [--glibcxx 3.4.30] [--needs NAME]
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+# NEEDED and RUNPATH as scripts/conda/elf-check.py reads them (one reader of readelf's output).
+_spec = importlib.util.spec_from_file_location("elf_check", Path(__file__).resolve().parents[1] / "conda" / "elf-check.py")
+elf_check = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(elf_check)
 
 
 def version_key(text: str) -> tuple[int, ...]:
@@ -29,13 +35,11 @@ def newest(versions: list[str]) -> str | None:
 
 
 def floors(path: Path) -> dict:
-    dynamic = subprocess.run(["readelf", "-d", "-W", str(path)], capture_output=True, text=True, check=True).stdout
-    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic)
-    runpath = re.search(r"\((?:RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[(.*?)\]", dynamic)
+    _, needed, search_path, _ = elf_check.readelf(path)
     versions = subprocess.run(["readelf", "-V", "-W", str(path)], capture_output=True, text=True, check=True).stdout
     return {
         "needed": needed,
-        "runpath": runpath.group(1) if runpath else "",
+        "runpath": ":".join(search_path),
         "glibc": newest(re.findall(r"Name: GLIBC_([0-9.]+)\b", versions)),
         "glibcxx": newest(re.findall(r"Name: GLIBCXX_([0-9.]+)\b", versions)),
     }

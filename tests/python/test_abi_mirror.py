@@ -19,31 +19,39 @@ HEADERS = ("torch_tensorrt_executorch/dlpack.h", "torch_tensorrt_executorch/engi
            "torch_tensorrt_executorch/c_api.h")
 
 
+def print_from_headers(tmp_path: Path, name: str, statements: list[str], includes: list[str]) -> str:
+    """Compiles `statements` (printf calls) in a main() after the headers and runs it: its output.
+    A name the headers do not define fails the compile (asserted, with the compiler's message)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to read the headers with")
+    if not INCLUDE.is_dir():
+        pytest.skip(f"{INCLUDE} is not here (an installed package without its source tree)")
+    lines = [f"#include <{h}>" for h in (*HEADERS, *includes)] + ["int main(void) {", *statements,
+                                                                  "  return 0;", "}"]
+    source = tmp_path / f"{name}.c"
+    source.write_text("\n".join(lines) + "\n")
+    built = subprocess.run([compiler, "-std=c11", "-I", str(INCLUDE), "-o", str(tmp_path / name), str(source)],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    return subprocess.run([str(tmp_path / name)], capture_output=True, text=True, check=True).stdout
+
+
 def mirrored_structs() -> dict[str, type[ctypes.Structure]]:
     return {name: value for name, value in vars(abi).items()
             if isinstance(value, type) and issubclass(value, ctypes.Structure) and value is not ctypes.Structure}
 
 
 def test_every_mirrored_struct_matches_its_header(tmp_path):
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler to read the headers with")
-    if not INCLUDE.is_dir():
-        pytest.skip(f"{INCLUDE} is not here (an installed package without its source tree)")
     structs = mirrored_structs()
     assert {"TteEngineProvider", "TteEngineLoadOptions", "TteRuntimeStats", "DLTensor"} <= set(structs)
-    lines = [f"#include <{h}>" for h in HEADERS] + ["#include <stddef.h>", "#include <stdio.h>", "int main(void) {"]
+    statements = []
     for name, struct in sorted(structs.items()):
-        lines.append(f'  printf("{name} sizeof() %zu\\n", sizeof({name}));')
+        statements.append(f'  printf("{name} sizeof() %zu\\n", sizeof({name}));')
         for field, *_ in struct._fields_:
-            lines.append(f'  printf("{name} {field} %zu\\n", offsetof({name}, {field}));')
-    lines += ["  return 0;", "}"]
-    source = tmp_path / "layout.c"
-    source.write_text("\n".join(lines) + "\n")
-    built = subprocess.run([compiler, "-std=c11", "-I", str(INCLUDE), "-o", str(tmp_path / "layout"), str(source)],
-                           capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr  # a mirrored field the header does not have
-    printed = subprocess.run([str(tmp_path / "layout")], capture_output=True, text=True, check=True).stdout
+            statements.append(f'  printf("{name} {field} %zu\\n", offsetof({name}, {field}));')
+    # A mirrored field the header does not have fails the compile.
+    printed = print_from_headers(tmp_path, "layout", statements, ["stddef.h", "stdio.h"])
     mismatches = []
     for line in printed.splitlines():
         name, field, value = line.split()
@@ -74,22 +82,11 @@ def mirrored_constants() -> dict[str, int]:
 def test_every_mirrored_constant_matches_its_header(tmp_path):
     """Enum values and macros: a constant hand-copied into Python that drifts from its header
     (the cause of an earlier wrong-error bug) fails here; one the headers lack fails to compile."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler to read the headers with")
-    if not INCLUDE.is_dir():
-        pytest.skip(f"{INCLUDE} is not here (an installed package without its source tree)")
     constants = mirrored_constants()
     assert {"TTE_OK", "TTE_ERROR_INVALID_PROGRAM", "TTE_C_API_VERSION", "KDL_CUDA"} <= set(constants)
-    lines = [f"#include <{h}>" for h in HEADERS] + ["#include <stdio.h>", "int main(void) {"]
-    lines += [f'  printf("{name} %lld\\n", (long long)({C_NAMES.get(name, name)}));' for name in sorted(constants)]
-    lines += ["  return 0;", "}"]
-    source = tmp_path / "constants.c"
-    source.write_text("\n".join(lines) + "\n")
-    built = subprocess.run([compiler, "-std=c11", "-I", str(INCLUDE), "-o", str(tmp_path / "constants"), str(source)],
-                           capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr  # a Python constant the headers do not define
-    printed = subprocess.run([str(tmp_path / "constants")], capture_output=True, text=True, check=True).stdout
+    statements = [f'  printf("{name} %lld\\n", (long long)({C_NAMES.get(name, name)}));' for name in sorted(constants)]
+    # A Python constant the headers do not define fails the compile.
+    printed = print_from_headers(tmp_path, "constants", statements, ["stdio.h"])
     mismatches = [f"{name}: C {value}, Python {constants[name]}"
                   for name, value in (line.split() for line in printed.splitlines())
                   if constants[name] != int(value)]

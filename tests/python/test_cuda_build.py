@@ -36,6 +36,6 @@ def test_the_jetpack6_build_never_takes_a_pip_cuda_runtime(monkeypatch):
     monkeypatch.setattr(library, "CUDA_MAJOR", 12)
     monkeypatch.setattr(library, "CUDA_RUNTIME_FILE", "libcudart.so.12")
     monkeypatch.setattr(library, "CUDA_RUNTIME_FROM_WHEELS", False)
-    monkeypatch.setattr(_native, "CUDA_MAJOR", 12)
+    monkeypatch.setattr(_native, "CUDA_RUNTIME_FROM_WHEELS", False)
     assert library.cuda_runtime_candidates() == []
     assert "JetPack 6" in doctor._cuda_runtime_hint() and "nvidia-jetpack" in doctor._cuda_runtime_hint()

@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 
 #include "blob/blob_reader.h"

@@ -6,10 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <string>
 
 #include "c_api/c_boundary.h"

@@ -17,6 +17,7 @@ from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .library import (
     CUDA_MAJOR,
     CUDA_RUNTIME_FILE,
+    CUDA_RUNTIME_FROM_WHEELS,
     cuda_runtime_candidates,
     executorch_lib_dir,
     package_root,
@@ -74,6 +75,7 @@ __all__ = [
     "CUDA_DEVICE_TYPES",
     "CUDA_MAJOR",
     "CUDA_RUNTIME_FILE",
+    "CUDA_RUNTIME_FROM_WHEELS",
     "DeviceBlock",
     "LOG_LEVELS",
     "MEMORY_KINDS",

@@ -30,7 +30,7 @@ TENSORRT_DISTRIBUTIONS = {
 
 def _cuda_runtime_hint() -> str:
     """What installs the CUDA runtime this build links."""
-    if _native.CUDA_MAJOR == 12:
+    if not _native.CUDA_RUNTIME_FROM_WHEELS:
         return "JetPack 6's CUDA 12.6 runtime: sudo apt-get install nvidia-jetpack (docs/jetson.md)"
     return f"pip install 'nvidia-cuda-runtime>={_native.CUDA_MAJOR}.0,<{_native.CUDA_MAJOR + 1}'"
 
