@@ -30,11 +30,23 @@ def test_the_cuda_13_build_finds_the_wheels_runtime():
     assert doctor._cuda_runtime_hint() == "pip install 'nvidia-cuda-runtime>=13.0,<14'"
 
 
-def test_the_jetpack6_build_never_takes_a_pip_cuda_runtime(monkeypatch):
-    """With the CUDA 12 build's values, the wheels' libcudart is not looked for, and doctor
-    sends the user to JetPack for it."""
+def test_the_jetpack6_build_never_takes_a_pip_cuda_runtime(monkeypatch, tmp_path):
+    """With the CUDA 12 build's values, a pip CUDA 12 runtime that is installed is not looked
+    for, and doctor sends the user to JetPack for it."""
+    import importlib.machinery
+
+    wheel = tmp_path / "nvidia" / "cuda_runtime" / "lib"
+    wheel.mkdir(parents=True)
+    (wheel / "libcudart.so.12").write_bytes(b"")
+    spec = importlib.machinery.ModuleSpec("nvidia", None, is_package=True)
+    spec.submodule_search_locations = [str(tmp_path / "nvidia")]
+    monkeypatch.setattr(library.importlib.util, "find_spec", lambda name: spec if name == "nvidia" else None)
     monkeypatch.setattr(library, "CUDA_MAJOR", 12)
     monkeypatch.setattr(library, "CUDA_RUNTIME_FILE", "libcudart.so.12")
+    # The stand-in wheel is visible to the search...
+    monkeypatch.setattr(library, "CUDA_RUNTIME_FROM_WHEELS", True)
+    assert library.cuda_runtime_candidates() == [wheel / "libcudart.so.12"]
+    # ...and the JetPack 6 build does not take it.
     monkeypatch.setattr(library, "CUDA_RUNTIME_FROM_WHEELS", False)
     monkeypatch.setattr(_native, "CUDA_RUNTIME_FROM_WHEELS", False)
     assert library.cuda_runtime_candidates() == []
