@@ -5,8 +5,7 @@
 # pixi run build-conda) and a reachable conda-forge.
 # Usage: scripts/conda/build.sh [rattler-build build options...]
 #   e.g. --target-platform linux-aarch64 (cross-compiles on linux-64; its
-#   tests need qemu-user registered with binfmt_misc, or --test skip), or
-#   --variant pytorch=2.14 where that pytorch exists.
+#   tests need qemu-user registered with binfmt_misc, or --test skip).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"

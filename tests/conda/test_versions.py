@@ -20,9 +20,12 @@ def test_recipe_context_matches_versions_json(versions):
     context = recipe_context()
     assert context["version"] == versions["project"]
     assert context["executorch_version"] == versions["executorch"]
-    assert context["torch_tensorrt_version"] == versions["torch_tensorrt"]
-    assert context["torch_min"] == versions["torch_min"]
-    assert context["torch_max"] == versions["torch_max_exclusive"]
+    # conda builds Torch-TensorRT from source against conda-forge's pytorch (2.13);
+    # pip installs PyPI's (2.14, for PyPI's torch 2.14).
+    assert context["torch_tensorrt_version"] == versions["conda_torch_tensorrt"]["version"]
+    assert context["torch_tensorrt_commit"] == versions["conda_torch_tensorrt"]["commit"]
+    assert context["torch_min"] == versions["conda_torch_tensorrt"]["torch_min"]
+    assert context["torch_max"] == versions["conda_torch_tensorrt"]["torch_max_exclusive"]
     assert context["tensorrt_min"] == versions["tensorrt_full_min"]
     assert context["tensorrt_max"] == versions["tensorrt_full_max_exclusive"]
 
