@@ -48,8 +48,8 @@ mkdir -p "${package}/lib"
 install -m 755 build-runtime/lib/libtorchtrt_runtime.so "${package}/lib/libtorchtrt_runtime.so"
 
 # The metadata names PyPI's packaging of TensorRT: `tensorrt` (the tensorrt
-# output installs it as tensorrt-cu13 and tensorrt-cu13-bindings, which stay)
-# and tensorrt-cu13-libs (conda-forge's libnvinfer and libnvinfer-plugin).
+# output installs it as tensorrt-cu1x and tensorrt-cu1x-bindings, which stay)
+# and tensorrt-cu1x-libs (conda-forge's libnvinfer and libnvinfer-plugin).
 "${PYTHON}" - <<'PY'
 import os, pathlib, re
 sp = pathlib.Path(os.environ["SP_DIR"])
@@ -58,6 +58,6 @@ text = metadata.read_text()
 patched = re.sub(r"^Requires-Dist: tensorrt(-cu1[23]-libs)?(?=[<>=!~ ;]).*\n", "", text, flags=re.M)
 dropped = len(text.splitlines()) - len(patched.splitlines())
 if dropped != 2:
-    raise SystemExit(f"{metadata}: expected to drop tensorrt and tensorrt-cu13-libs, dropped {dropped} lines")
+    raise SystemExit(f"{metadata}: expected to drop tensorrt and tensorrt-cu1x-libs, dropped {dropped} lines")
 metadata.write_text(patched)
 PY

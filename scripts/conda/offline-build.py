@@ -19,8 +19,9 @@ source against the pytorch 2.13 stand-in (PyPI's torch 2.13.0, CUDA 13.0)
 and runs its test (import, runtime library, ExecuTorch serialization read
 back by the plugin). The recipe names upstream's git tag; this build maps it
 to the source archive in shared/sources beside the checkout (no machine here
-reaches GitHub) and says so. linux-aarch64 builds no torch-tensorrt: there
-is no aarch64 pytorch stand-in.
+reaches GitHub) and says so. The other jobs build no torch-tensorrt (no
+pytorch stand-in for CUDA 12.9 or linux-aarch64) but build and test the
+tensorrt output it needs (CUDA 12 bindings on linux-64 12.9).
 Then, per target, the runtime packages go into a fresh prefix solved from the
 channels, where the installed plugin and the compiled binding pass the ELF
 check, and the CLI's `doctor` and `inspect` of a packed program and a program
@@ -58,6 +59,9 @@ OUTPUT = WORK / "output"
 # linux-64 CUDA 13.4 first: its job builds the linux-64 Python package the
 # CUDA 12.9 install uses, as on conda-forge.
 TARGETS = ["linux-64:13.4", "linux-64:12.9", "linux-aarch64:13.4"]
+# The job torch-tensorrt is built and tested in: the one the pytorch stand-in
+# (PyPI's torch 2.13 wheel, CPython 3.11, CUDA 13) matches.
+TORCH_TENSORRT_TARGET = ("linux-64", "13.4")
 PYTHON_VARIANT = "3.11.* *_cpython"
 QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
@@ -105,7 +109,7 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
     if "linux-64" not in platforms:
         items += standins.python_standins(work, "linux-64") + standins.python_package_standins(work, "linux-64")
     items += standins.python_abi3_standins()
-    if ("linux-64", "13.4") in targets:
+    if TORCH_TENSORRT_TARGET in targets:
         items += standins.pytorch_standin(work) + standins.torch_build_standins(work)
     standins.build_channel(STANDINS, work, items)
 
@@ -196,8 +200,10 @@ def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str
     # noarch package's python_min tests).
     narrowed["python"] = [PYTHON_VARIANT]
     narrowed["python_min"] = ["3.11"]
-    if platform != "linux-64":
-        # No pytorch stand-in for linux-aarch64: torch-tensorrt is skipped there.
+    if (platform, cuda) != TORCH_TENSORRT_TARGET:
+        # The one pytorch stand-in is PyPI's linux-64 CUDA 13 torch wheel:
+        # torch-tensorrt is skipped in the other jobs (pytorch "0" matches no
+        # Torch-TensorRT), which still build the tensorrt output it needs.
         narrowed["pytorch"] = ["0"]
     return narrowed
 

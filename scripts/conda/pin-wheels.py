@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Print, or check, the upstream files recipe/recipe.yaml repackages.
 
-conda-forge has neither ExecuTorch, Torch-TensorRT nor TensorRT's Python
-bindings, so the recipe repackages their PyPI files, each pinned by URL and
-sha256. This asks PyPI's JSON API (https://pypi.org/pypi/<name>/json) for the
+conda-forge has neither ExecuTorch's runtime, TensorRT's Python bindings nor
+dllist, so the recipe takes their PyPI files (wheels repackaged; dllist's
+sdist built), each pinned by URL and sha256. This asks PyPI's JSON API (https://pypi.org/pypi/<name>/json) for the
 files of the pinned versions and prints the `source:` entries to paste into
 the recipe, or with --check compares them with what the recipe pins (no
 download: the digests are PyPI's).
@@ -65,28 +65,34 @@ def wanted() -> list[tuple[str, str, dict]]:
     for arch in ARCHES:
         name, f = pick(executorch, rf"executorch-[\d.]+-{tag}-{tag}-manylinux_2_28_{arch}\.whl")
         out.append((arch, name, f))
-    torch_tensorrt = pypi_files("torch-tensorrt", context["torch_tensorrt_version"])
-    bindings = pypi_files("tensorrt-cu13-bindings", context["tensorrt_python_version"])
-    for arch in ARCHES:
-        for python in PYTHONS:
-            tag = "cp" + python.replace(".", "")
-            selector = f'{arch} and match(python, "{python}.*")'
-            out.append((selector, *pick(torch_tensorrt, rf"torch_tensorrt-[\d.]+-{tag}-{tag}-manylinux_2_28_{arch}\.whl")))
-            out.append((selector, *pick(bindings, rf"tensorrt_cu13_bindings-[\d.]+-{tag}-none-manylinux_2_\d+_{arch}\.whl")))
-    shim = pypi_files("tensorrt-cu13", context["tensorrt_python_version"])
-    out.append(("", *pick(shim, r"tensorrt_cu13-[\d.]+\.tar\.gz")))
+    # TensorRT's bindings per CUDA major: NVIDIA publishes CUDA 12 ones for x86_64 only.
+    for major, arches in (("13", ARCHES), ("12", ["x86_64"])):
+        bindings = pypi_files(f"tensorrt-cu{major}-bindings", context["tensorrt_python_version"])
+        cuda = f'match(cuda_compiler_version, ">={major},<{int(major) + 1}")'
+        for arch in arches:
+            for python in PYTHONS:
+                tag = "cp" + python.replace(".", "")
+                selector = (f'{arch} and {cuda} and match(python, "{python}.*")' if arch == "x86_64"
+                            else f'{arch} and match(python, "{python}.*")')
+                out.append((selector, *pick(bindings, rf"tensorrt_cu{major}_bindings-[\d.]+-{tag}-none-manylinux_2_\d+_{arch}\.whl")))
+        shim = pypi_files(f"tensorrt-cu{major}", context["tensorrt_python_version"])
+        out.append((cuda, *pick(shim, rf"tensorrt_cu{major}-[\d.]+\.tar\.gz")))
+    dllist = pypi_files("dllist", context["dllist_version"])
+    out.append(("", *pick(dllist, r"dllist-[\d.]+\.tar\.gz")))
     return out
 
 
 def recipe_pins() -> dict[str, str]:
     """Each URL in the recipe mapped to the sha256 on the line after it."""
     pins: dict[str, str] = {}
+    context = recipe_context()
     lines = RECIPE.read_text().splitlines()
     for i, line in enumerate(lines):
-        m = re.match(r"\s*(?:- )?url: (https://files\.pythonhosted\.org/\S+)$", line)
+        m = re.match(r"\s*(?:- )?url: (https://files\.pythonhosted\.org/.+)$", line)
         if m:
+            url = re.sub(r"\$\{\{ (\w+) \}\}", lambda v: context[v.group(1)], m.group(1))
             sha = re.match(r"\s*sha256: ([0-9a-f]{64})$", lines[i + 1])
-            pins[m.group(1)] = sha.group(1) if sha else ""
+            pins[url] = sha.group(1) if sha else ""
     return pins
 
 
@@ -110,10 +116,10 @@ def main() -> int:
         return 1 if bad or extra else 0
     for selector, name, f in files:
         print(f"# {name}")
-        indent = "      " if selector else "  "
-        print(f"  - if: {selector}\n    then:" if selector else "  -")
-        print(f"{indent}url: {f['url']}")
-        print(f"{indent}sha256: {f['sha256']}")
+        if selector:
+            print(f"  - if: {selector}\n    then:\n      url: {f['url']}\n      sha256: {f['sha256']}")
+        else:
+            print(f"  - url: {f['url']}\n    sha256: {f['sha256']}")
     return 0
 
 

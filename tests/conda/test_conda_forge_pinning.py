@@ -76,10 +76,12 @@ def test_executorch_runtime_is_one_package_per_platform(rendered_conda_forge):
 
 
 def test_torch_tensorrt_under_the_pytorch213_migration(rendered_conda_forge):
-    """With the pytorch213 migration (pytorch 2.13), torch-tensorrt builds in the CUDA 13 jobs."""
-    for outputs in rendered_conda_forge.values():
+    """With the pytorch213 migration (pytorch 2.13), torch-tensorrt builds in the jobs that
+    have TensorRT's Python bindings: linux-64 CUDA 12.9 and 13.4, linux-aarch64 sbsa 13.4."""
+    expected = {"linux-64": {"12.9", "13.4"}, "linux-aarch64": {"13.4"}}
+    for platform, outputs in rendered_conda_forge.items():
         builds = [o for o in outputs if o["name"] == "torch-tensorrt"]
-        assert builds and {o["variant"]["cuda_compiler_version"] for o in builds} == {"13.4"}
+        assert builds and {o["variant"]["cuda_compiler_version"] for o in builds} == expected[platform]
         assert {o["variant"]["pytorch"] for o in builds} == {"2.13"}
 
 

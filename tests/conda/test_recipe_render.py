@@ -265,13 +265,21 @@ def test_python_package(rendered, versions, pyproject):
     assert "ln -s" not in (ROOT / "recipe" / "install-python-package.sh").read_text()
 
 
+# NVIDIA's TensorRT bindings wheels: CUDA 12 for x86_64 only, CUDA 13 for x86_64 and aarch64
+# (sbsa); conda-forge's pytorch 2.13 has CUDA 12.9 and 13 builds on both.
+BINDINGS_CUDA = {"linux-64": ["12.9", "13.4"], "linux-aarch64": ["13.4"]}
+
+
 def test_tensorrt_bindings_per_python(rendered, versions):
     for platform, outputs in rendered.items():
         builds = by_name(outputs, "tensorrt")
-        assert sorted(python_of(o) for o in builds) == PYTHONS
+        assert sorted((o["variant"]["cuda_compiler_version"], python_of(o)) for o in builds) == [
+            (cuda, python) for cuda in BINDINGS_CUDA[platform] for python in PYTHONS]
         for o in builds:
             assert o["version"] == "11.1.0.106"
-            assert o["variant"]["cuda_compiler_version"].startswith("13.")
+            major = o["variant"]["cuda_compiler_version"].split(".")[0]
+            assert f"cuda-version >={major},<{int(major) + 1}" in o["requirements"]["run"]
+            assert o["variant"].get("arm_variant_type", "sbsa") == "sbsa"
             assert f"_py{python_of(o).replace('.', '')}_" in o["build_string"]
             run = o["requirements"]["run"]
             for lib in ("libnvinfer", "libnvinfer-plugin", "libnvonnxparser"):
@@ -279,8 +287,11 @@ def test_tensorrt_bindings_per_python(rendered, versions):
             (wheel,) = [s for s in o["sources"] if "bindings" in s.get("url", "")]
             arch = "x86_64" if platform == "linux-64" else "aarch64"
             tag = "cp" + python_of(o).replace(".", "")
-            assert re.search(rf"tensorrt_cu13_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl$", wheel["url"])
+            assert re.search(rf"tensorrt_cu{major}_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl$", wheel["url"])
             assert re.fullmatch(r"[0-9a-f]{64}", wheel["sha256"])
+            (module,) = [s for s in o["sources"] if s.get("target_directory") == "tensorrt-module"]
+            assert module["url"].endswith(f"/tensorrt_cu{major}-11.1.0.106.tar.gz")
+            assert re.fullmatch(r"[0-9a-f]{64}", module["sha256"])
             imports = [t["python"]["imports"] for t in o["tests"] if "python" in t]
             assert imports == [["tensorrt", "tensorrt_bindings"]]
             if platform == "linux-aarch64":
@@ -289,13 +300,15 @@ def test_tensorrt_bindings_per_python(rendered, versions):
 
 def test_torch_tensorrt_from_source(rendered, versions):
     """Torch-TensorRT built from upstream's v2.13.0 tag with this recipe's patches, per
-    CPython, for conda-forge's CUDA 13 (the tensorrt output's) on linux-64 and sbsa."""
+    CPython and CUDA job the tensorrt output has: linux-64 CUDA 12.9 and 13, sbsa CUDA 13."""
     for platform, outputs in rendered.items():
         builds = by_name(outputs, "torch-tensorrt")
-        assert sorted(python_of(o) for o in builds) == PYTHONS
+        assert sorted((o["variant"]["cuda_compiler_version"], python_of(o)) for o in builds) == [
+            (cuda, python) for cuda in BINDINGS_CUDA[platform] for python in PYTHONS]
         for o in builds:
             assert o["version"] == versions["conda_torch_tensorrt"]["version"]
-            assert o["variant"]["cuda_compiler_version"].startswith("13.")
+            major = o["variant"]["cuda_compiler_version"].split(".")[0]
+            assert f"cuda-version >={major},<{int(major) + 1}" in o["requirements"]["run"]
             assert o["variant"].get("arm_variant_type", "sbsa") == "sbsa"
             assert o["variant"]["pytorch"] == "2.13"
             run = o["requirements"]["run"]
@@ -356,11 +369,15 @@ def test_torch_tensorrt_patches_apply_to_the_source_archive(tmp_path):
 
 
 def test_wheel_pins_are_well_formed(versions):
-    for arch in ("x86_64", "aarch64"):
-        for py in PYTHONS:
-            tag = "cp" + py.replace(".", "")
-            for wheel in (rf"tensorrt_cu13_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl",):
-                pattern = (rf'- if: {arch} and match\(python, "{re.escape(py)}\.\*"\)\n\s+then:\n'
+    """Each bindings wheel is selected by its architecture, CUDA major (on x86_64, where
+    NVIDIA publishes two) and CPython, and pinned by sha256."""
+    for major, arches in (("13", ("x86_64", "aarch64")), ("12", ("x86_64",))):
+        for arch in arches:
+            cuda = rf'match\(cuda_compiler_version, ">={major},<{int(major) + 1}"\) and ' if arch == "x86_64" else ""
+            for py in PYTHONS:
+                tag = "cp" + py.replace(".", "")
+                wheel = rf"tensorrt_cu{major}_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl"
+                pattern = (rf'- if: {arch} and {cuda}match\(python, "{re.escape(py)}\.\*"\)\n\s+then:\n'
                            rf"\s+url: https://files\.pythonhosted\.org/\S+/{wheel}\n"
                            r"\s+sha256: [0-9a-f]{64}\n")
                 assert re.search(pattern, RECIPE_TEXT), f"no pinned {wheel} for {tag} {arch}"
