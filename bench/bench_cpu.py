@@ -82,7 +82,8 @@ def main() -> int:
         for _ in range(200):
             call()
     rounds = interleaved_rounds(
-        {name: (lambda call=call: p50_us(call, args.calls, warmup=0)) for name, call in paths.items()},  # warmed up above
+        {name: (lambda call=call: p50_us(call, args.calls, warmup=0))  # warmed up above
+         for name, call in paths.items()},
         args.rounds)
     p50 = {name: statistics.median(values) for name, values in rounds.items()}
     ratios = {name: ratio(rounds, name, "executorch_method_execute") for name in paths}

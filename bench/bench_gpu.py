@@ -388,7 +388,7 @@ def concurrent_calls(programs: Path, rounds: int, calls: int = 400) -> dict[str,
 
     def rate(loaded: list, threads: int) -> float:
         xs = [torch.arange(1 << 16, dtype=torch.float32, device="cuda") for _ in range(threads)]
-        for p, x in zip(loaded, xs):
+        for p, x in zip(loaded, xs, strict=False):
             p.forward(x)
         barrier = threading.Barrier(threads + 1)
 
@@ -578,13 +578,15 @@ def main() -> int:
     copies = host_copies_on_device_path(args.programs / "add_one_device_resident.pte")
     results["host_copies_device_resident"] = copies
     total = copies["h2d_copies"] + copies["d2h_copies"]
-    rows.append(("host copies per 100 device-resident runs", total, 0, 0, "", "== 0", "met" if total == 0 else "MISSED"))
+    rows.append(("host copies per 100 device-resident runs", total, 0, 0, "", "== 0",
+                 "met" if total == 0 else "MISSED"))
 
     loop = decode_loop(args.programs / "kv_update_resident.pte", 1000, args.rounds)
     r = ratio(loop, "program_step", "torch_eager_step")
     results["decode_loop_kv_update"] = {"steps": 1000, "per_step_us": {k: summary(v) for k, v in loop.items()},
                                         "ratio": r["median"], "ratio_rounds": r}
-    rows.append(("decode step, kv_update (TR02), Program.forward / torch eager", statistics.median(loop["program_step"]),
+    rows.append(("decode step, kv_update (TR02), Program.forward / torch eager",
+                 statistics.median(loop["program_step"]),
                  statistics.median(loop["torch_eager_step"]), r["median"], f"{r['min']:.2f}..{r['max']:.2f}",
                  "(no goal yet)", ""))
 

@@ -73,7 +73,8 @@ Options parse_options(int argc, char** argv) {
       char* end = nullptr;
       long long v = std::strtoll(argv[++i], &end, 10);
       if (*end != '\0' || v <= 0) {
-        std::fprintf(stderr, "tte-cuda-baselines: %s needs a positive integer, got '%s'\n", arg.c_str(), argv[i]);
+        std::fprintf(stderr, "tte-cuda-baselines: %s needs a positive integer, got '%s'\n",
+                     arg.c_str(), argv[i]);
         std::exit(2);
       }
       return v;
@@ -90,7 +91,8 @@ Options parse_options(int argc, char** argv) {
       options.fresh_bytes = static_cast<size_t>(value());
     } else {
       std::fprintf(stderr,
-                   "usage: tte-cuda-baselines [--device N] [--iterations N] [--copy-iterations N] [--bytes N] "
+                   "usage: tte-cuda-baselines [--device N] [--iterations N] [--copy-iterations N] "
+                   "[--bytes N] "
                    "[--fresh-bytes N]\n");
       std::exit(2);
     }
@@ -129,10 +131,11 @@ double mean(const std::vector<double>& values) {
 std::string latency_json(const std::vector<double>& seconds) {
   char buffer[256];
   std::snprintf(buffer, sizeof(buffer),
-                "{\"median\": %.3f, \"p10\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"mean\": %.3f, \"min\": %.3f}",
-                percentile(seconds, 0.5) * 1e6, percentile(seconds, 0.1) * 1e6, percentile(seconds, 0.9) * 1e6,
-                percentile(seconds, 0.99) * 1e6, mean(seconds) * 1e6,
-                *std::min_element(seconds.begin(), seconds.end()) * 1e6);
+                "{\"median\": %.3f, \"p10\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"mean\": %.3f, "
+                "\"min\": %.3f}",
+                percentile(seconds, 0.5) * 1e6, percentile(seconds, 0.1) * 1e6,
+                percentile(seconds, 0.9) * 1e6, percentile(seconds, 0.99) * 1e6,
+                mean(seconds) * 1e6, *std::min_element(seconds.begin(), seconds.end()) * 1e6);
   return buffer;
 }
 
@@ -140,7 +143,8 @@ std::string latency_json(const std::vector<double>& seconds) {
 std::string bandwidth_json(const std::vector<double>& seconds, size_t bytes) {
   char buffer[128];
   double gb = static_cast<double>(bytes) / 1e9;
-  std::snprintf(buffer, sizeof(buffer), "{\"median\": %.3f, \"best\": %.3f}", gb / percentile(seconds, 0.5),
+  std::snprintf(buffer, sizeof(buffer), "{\"median\": %.3f, \"best\": %.3f}",
+                gb / percentile(seconds, 0.5),
                 gb / *std::min_element(seconds.begin(), seconds.end()));
   return buffer;
 }
@@ -182,9 +186,10 @@ FreshResults time_fresh_alternatives(const Options& options, cudaStream_t stream
   check(cudaGraphAddMemcpyNode1D(&copy_in, whole, nullptr, 0, fixed_x, xs[0], options.fresh_bytes,
                                  cudaMemcpyDeviceToDevice),
         "cudaGraphAddMemcpyNode1D");
-  check(cudaGraphAddChildGraphNode(&kernel_node, whole, &copy_in, 1, kernel_graph), "cudaGraphAddChildGraphNode");
-  check(cudaGraphAddMemcpyNode1D(&copy_out, whole, &kernel_node, 1, ys[0], fixed_y, options.fresh_bytes,
-                                 cudaMemcpyDeviceToDevice),
+  check(cudaGraphAddChildGraphNode(&kernel_node, whole, &copy_in, 1, kernel_graph),
+        "cudaGraphAddChildGraphNode");
+  check(cudaGraphAddMemcpyNode1D(&copy_out, whole, &kernel_node, 1, ys[0], fixed_y,
+                                 options.fresh_bytes, cudaMemcpyDeviceToDevice),
         "cudaGraphAddMemcpyNode1D");
   check(cudaGraphInstantiate(&whole_exec, whole, 0), "cudaGraphInstantiate");
 
@@ -195,18 +200,20 @@ FreshResults time_fresh_alternatives(const Options& options, cudaStream_t stream
   auto next = [&] { return call++ % kBuffers; };
   auto stream_copies = [&] {
     const int b = next();
-    check(cudaMemcpyAsync(fixed_x, xs[b], options.fresh_bytes, cudaMemcpyDeviceToDevice, stream), "copy in");
+    check(cudaMemcpyAsync(fixed_x, xs[b], options.fresh_bytes, cudaMemcpyDeviceToDevice, stream),
+          "copy in");
     check(cudaGraphLaunch(kernel_exec, stream), "cudaGraphLaunch");
-    check(cudaMemcpyAsync(ys[b], fixed_y, options.fresh_bytes, cudaMemcpyDeviceToDevice, stream), "copy out");
+    check(cudaMemcpyAsync(ys[b], fixed_y, options.fresh_bytes, cudaMemcpyDeviceToDevice, stream),
+          "copy out");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   };
   auto memcpy_nodes = [&] {
     const int b = next();
-    check(cudaGraphExecMemcpyNodeSetParams1D(whole_exec, copy_in, fixed_x, xs[b], options.fresh_bytes,
-                                             cudaMemcpyDeviceToDevice),
+    check(cudaGraphExecMemcpyNodeSetParams1D(whole_exec, copy_in, fixed_x, xs[b],
+                                             options.fresh_bytes, cudaMemcpyDeviceToDevice),
           "cudaGraphExecMemcpyNodeSetParams1D");
-    check(cudaGraphExecMemcpyNodeSetParams1D(whole_exec, copy_out, ys[b], fixed_y, options.fresh_bytes,
-                                             cudaMemcpyDeviceToDevice),
+    check(cudaGraphExecMemcpyNodeSetParams1D(whole_exec, copy_out, ys[b], fixed_y,
+                                             options.fresh_bytes, cudaMemcpyDeviceToDevice),
           "cudaGraphExecMemcpyNodeSetParams1D");
     check(cudaGraphLaunch(whole_exec, stream), "cudaGraphLaunch");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -214,7 +221,8 @@ FreshResults time_fresh_alternatives(const Options& options, cudaStream_t stream
   auto exec_update = [&] {
     const int b = next();
     cudaGraph_t graph = nullptr;
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
     add_one_kernel<<<blocks, 256, 0, stream>>>(xs[b], ys[b], n);
     check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
     cudaGraphExecUpdateResultInfo info{};
@@ -238,7 +246,8 @@ FreshResults time_fresh_alternatives(const Options& options, cudaStream_t stream
   const int per_round = std::max(1, options.iterations / rounds);
   for (int r = 0; r < rounds; ++r) {
     const int w = r == 0 ? warmup : 0;
-    for (auto& [samples, body] : std::vector<std::pair<std::vector<double>*, std::function<void()>>>{
+    for (auto& [samples, body] :
+         std::vector<std::pair<std::vector<double>*, std::function<void()>>>{
              {&results.stream_copies, stream_copies},
              {&results.memcpy_nodes, memcpy_nodes},
              {&results.exec_update, exec_update},
@@ -269,7 +278,8 @@ int main(int argc, char** argv) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "tte-cuda-baselines: no CUDA device (%s): the baselines need an NVIDIA GPU\n",
+    std::fprintf(stderr,
+                 "tte-cuda-baselines: no CUDA device (%s): the baselines need an NVIDIA GPU\n",
                  status != cudaSuccess ? cudaGetErrorString(status) : "0 devices");
     return 1;
   }
@@ -302,7 +312,8 @@ int main(int argc, char** argv) {
   void* pinned = nullptr;
   check(cudaMalloc(&device_buffer, options.bytes), "cudaMalloc");
   check(cudaMallocHost(&pinned, options.bytes), "cudaMallocHost");
-  std::vector<unsigned char> pageable(options.bytes, 1);  // touched, so no first-use page faults are timed
+  std::vector<unsigned char> pageable(options.bytes,
+                                      1);  // touched, so no first-use page faults are timed
   std::memset(pinned, 1, options.bytes);
   auto copy = [&](void* dst, const void* src, cudaMemcpyKind kind) {
     return [=] {
@@ -311,19 +322,21 @@ int main(int argc, char** argv) {
     };
   };
   int copy_warmup = 3;
-  std::vector<double> pinned_h2d =
-      time_calls(options.copy_iterations, copy_warmup, copy(device_buffer, pinned, cudaMemcpyHostToDevice));
-  std::vector<double> pinned_d2h =
-      time_calls(options.copy_iterations, copy_warmup, copy(pinned, device_buffer, cudaMemcpyDeviceToHost));
+  std::vector<double> pinned_h2d = time_calls(options.copy_iterations, copy_warmup,
+                                              copy(device_buffer, pinned, cudaMemcpyHostToDevice));
+  std::vector<double> pinned_d2h = time_calls(options.copy_iterations, copy_warmup,
+                                              copy(pinned, device_buffer, cudaMemcpyDeviceToHost));
   std::vector<double> pageable_h2d =
-      time_calls(options.copy_iterations, copy_warmup, copy(device_buffer, pageable.data(), cudaMemcpyHostToDevice));
+      time_calls(options.copy_iterations, copy_warmup,
+                 copy(device_buffer, pageable.data(), cudaMemcpyHostToDevice));
   std::vector<double> pageable_d2h =
-      time_calls(options.copy_iterations, copy_warmup, copy(pageable.data(), device_buffer, cudaMemcpyDeviceToHost));
+      time_calls(options.copy_iterations, copy_warmup,
+                 copy(pageable.data(), device_buffer, cudaMemcpyDeviceToHost));
 
   void* device_other = nullptr;
   check(cudaMalloc(&device_other, options.bytes), "cudaMalloc");
-  std::vector<double> d2d =
-      time_calls(options.copy_iterations, copy_warmup, copy(device_other, device_buffer, cudaMemcpyDeviceToDevice));
+  std::vector<double> d2d = time_calls(options.copy_iterations, copy_warmup,
+                                       copy(device_other, device_buffer, cudaMemcpyDeviceToDevice));
 
   FreshResults fresh = time_fresh_alternatives(options, stream, warmup);
 
@@ -332,9 +345,11 @@ int main(int argc, char** argv) {
   cudaRuntimeGetVersion(&runtime_version);
   cudaDriverGetVersion(&driver_version);
   std::printf("{\n");
-  std::printf("  \"device\": {\"index\": %d, \"name\": \"%s\", \"compute_capability\": \"%d.%d\", "
-              "\"cuda_runtime\": %d, \"cuda_driver\": %d},\n",
-              options.device, properties.name, properties.major, properties.minor, runtime_version, driver_version);
+  std::printf(
+      "  \"device\": {\"index\": %d, \"name\": \"%s\", \"compute_capability\": \"%d.%d\", "
+      "\"cuda_runtime\": %d, \"cuda_driver\": %d},\n",
+      options.device, properties.name, properties.major, properties.minor, runtime_version,
+      driver_version);
   std::printf("  \"iterations\": %d,\n", options.iterations);
   std::printf("  \"null_kernel_launch_sync_us\": %s,\n", latency_json(launch).c_str());
   std::printf("  \"graph_launch_sync_us\": %s,\n", latency_json(graph_launch).c_str());
@@ -342,8 +357,10 @@ int main(int argc, char** argv) {
   std::printf("  \"copy_iterations\": %d,\n", options.copy_iterations);
   std::printf("  \"pinned_h2d_gbps\": %s,\n", bandwidth_json(pinned_h2d, options.bytes).c_str());
   std::printf("  \"pinned_d2h_gbps\": %s,\n", bandwidth_json(pinned_d2h, options.bytes).c_str());
-  std::printf("  \"pageable_h2d_gbps\": %s,\n", bandwidth_json(pageable_h2d, options.bytes).c_str());
-  std::printf("  \"pageable_d2h_gbps\": %s,\n", bandwidth_json(pageable_d2h, options.bytes).c_str());
+  std::printf("  \"pageable_h2d_gbps\": %s,\n",
+              bandwidth_json(pageable_h2d, options.bytes).c_str());
+  std::printf("  \"pageable_d2h_gbps\": %s,\n",
+              bandwidth_json(pageable_d2h, options.bytes).c_str());
   std::printf("  \"d2d_gbps\": %s,\n", bandwidth_json(d2d, options.bytes).c_str());
   std::printf("  \"fresh_bytes\": %zu,\n", options.fresh_bytes);
   std::printf("  \"fresh_stream_copies_us\": %s,\n", latency_json(fresh.stream_copies).c_str());

@@ -26,27 +26,32 @@ void check(bool condition, const char* what) {
 
 void check_accepted(const tte::DelegateBlob& blob, const std::uint8_t* data, std::size_t size) {
   check(blob.engine_size > 0, "engine is not empty");
-  check(blob.engine >= data + tte::kBlobHeaderSize && blob.engine <= data + size, "engine starts inside the blob");
-  check(blob.engine_size <= static_cast<std::uint64_t>(data + size - blob.engine), "engine ends inside the blob");
+  check(blob.engine >= data + tte::kBlobHeaderSize && blob.engine <= data + size,
+        "engine starts inside the blob");
+  check(blob.engine_size <= static_cast<std::uint64_t>(data + size - blob.engine),
+        "engine ends inside the blob");
   check(blob.header.engine_offset % tte::kEngineAlignment == 0, "engine is aligned");
   check(static_cast<std::uint64_t>(blob.header.metadata_offset) + blob.header.metadata_size <=
             blob.header.engine_offset,
         "metadata precedes the engine");
   const tte::BlobMetadata& m = blob.metadata;
   check(m.io_bindings.size() <= tte::kMaxBlobBindings, "binding count is bounded");
-  check(m.device_id >= 0 || m.device_id == tte::kCurrentDevice, "device id is an index or the current device");
+  check(m.device_id >= 0 || m.device_id == tte::kCurrentDevice,
+        "device id is an index or the current device");
   std::unordered_set<std::string> names;
   // Inputs and outputs may interleave (upstream's readers accept that); each
   // kind keeps its own order.
   for (const tte::IoBinding& b : m.io_bindings) {
-    check(!b.name.empty() && b.name.find('\0') == std::string::npos, "names are non-empty C strings");
+    check(!b.name.empty() && b.name.find('\0') == std::string::npos,
+          "names are non-empty C strings");
     check(names.insert(b.name).second, "names are unique");
   }
 
   const std::string json = tte::describe_delegate_blob(blob);
   const auto doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   check(!doc.is_discarded(), "description is JSON");
-  check(doc.at("engine_size").get<std::uint64_t>() == blob.engine_size, "description has the engine size");
+  check(doc.at("engine_size").get<std::uint64_t>() == blob.engine_size,
+        "description has the engine size");
   check(doc.at("io_bindings").size() == m.io_bindings.size(), "description has every binding");
   check(doc.at("aliased_io").size() == m.aliased_io.size(), "description has every alias");
   for (std::size_t i = 0; i < m.io_bindings.size(); ++i) {
@@ -85,7 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   const auto budget = tte::parse_weight_streaming_budget(data, size);
-  check(budget.ok() ? budget.value() >= 0 : !budget.error().empty(), "budget is non-negative or refused");
+  check(budget.ok() ? budget.value() >= 0 : !budget.error().empty(),
+        "budget is non-negative or refused");
   if (const auto index = tte::parse_binding_index(text)) {
     check(text.find_last_of("._") != std::string_view::npos, "an index follows a separator");
   }

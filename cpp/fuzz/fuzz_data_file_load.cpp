@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   TteProgram* program = nullptr;
   TteError error{};
   const std::vector<char>& pte = program_bytes();
-  const TteStatus status = tte_program_open_buffer(pte.data(), pte.size(), &options, &program, &error);
+  const TteStatus status =
+      tte_program_open_buffer(pte.data(), pte.size(), &options, &program, &error);
   if (status != TTE_OK) {
     tte_fuzz::check_error(status, error);
     tte_fuzz::check(program == nullptr, "a failed open returns no handle");

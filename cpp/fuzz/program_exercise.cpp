@@ -110,7 +110,8 @@ void exercise_method(TteProgram* program, const char* method, const Choices& cho
   TteError error{};
   std::size_t num_inputs = 0;
   std::size_t num_outputs = 0;
-  TteStatus status = tte_program_method_io_count(program, method, &num_inputs, &num_outputs, &error);
+  TteStatus status =
+      tte_program_method_io_count(program, method, &num_inputs, &num_outputs, &error);
   if (status != TTE_OK) {
     check_error(status, error);
     return;
@@ -171,7 +172,8 @@ void exercise_method(TteProgram* program, const char* method, const Choices& cho
 void check_error(TteStatus status, const TteError& error) {
   check(status != TTE_OK, "a failure has a status");
   check(error.code == status, "the error carries the returned status");
-  check(std::memchr(error.message, '\0', sizeof(error.message)) != nullptr, "the message is terminated");
+  check(std::memchr(error.message, '\0', sizeof(error.message)) != nullptr,
+        "the message is terminated");
   check(error.message[0] != '\0', "a failure has a message");
   if (is_bare_code(error.message)) {
     std::fprintf(stderr, "message: %s\n", error.message);
@@ -185,7 +187,8 @@ void init_harness() {
   if (provider == nullptr) provider = TTE_FUZZ_HOST_PROVIDER;
   TteError error{};
   if (tte_load_engine_provider_library(provider, TTE_PROVIDER_OTHER, &error) != TTE_OK) {
-    std::fprintf(stderr, "cannot register the host test provider %s: %s\n", provider, error.message);
+    std::fprintf(stderr, "cannot register the host test provider %s: %s\n", provider,
+                 error.message);
     std::abort();
   }
 }

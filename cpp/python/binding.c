@@ -22,7 +22,8 @@ PyObject* tte_raise_status(TteStatus status, const char* message) {
     return NULL;
   }
   PyObject* code = PyLong_FromLong(status);
-  PyObject* error = code == NULL ? NULL : PyObject_CallFunctionObjArgs(tte_error_for_status, code, text, NULL);
+  PyObject* error =
+      code == NULL ? NULL : PyObject_CallFunctionObjArgs(tte_error_for_status, code, text, NULL);
   Py_XDECREF(code);
   Py_DECREF(text);
   if (error != NULL) {

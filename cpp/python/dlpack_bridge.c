@@ -39,7 +39,8 @@ static const DLPackExchangeAPI* lookup_api(PyTypeObject* type) {
   if (api == NULL || api->header.version.major != 1 || api->header.version.minor < 2 ||
       api->managed_tensor_allocator == NULL || api->managed_tensor_to_py_object_no_sync == NULL ||
       api->current_work_stream == NULL ||
-      (api->dltensor_from_py_object_no_sync == NULL && api->managed_tensor_from_py_object_no_sync == NULL)) {
+      (api->dltensor_from_py_object_no_sync == NULL &&
+       api->managed_tensor_from_py_object_no_sync == NULL)) {
     PyErr_Clear();
     return NULL;
   }
@@ -73,8 +74,8 @@ int tte_dlpack_device(PyObject* value, int32_t* device_type, int32_t* device_id)
   Py_DECREF(device);
   if (!ok) {
     PyObject* name = tte_type_name(value);
-    PyErr_Format(PyExc_BufferError, "%S.__dlpack_device__ did not return a (device_type, device_id) tuple",
-                 name);
+    PyErr_Format(PyExc_BufferError,
+                 "%S.__dlpack_device__ did not return a (device_type, device_id) tuple", name);
     Py_DECREF(name);
     return -1;
   }
@@ -137,8 +138,8 @@ int tte_borrow_protocol(PyObject* value, int has_stream, void* stream, TteBorrow
    * and -1 asks the producer not to synchronize. Host memory takes None. */
   PyObject* stream_arg;
   if (device_type == kDLCUDA || device_type == kDLCUDAManaged) {
-    stream_arg = !has_stream ? PyLong_FromLong(-1)
-                             : PyLong_FromVoidPtr(stream == NULL ? (void*)1 : stream);
+    stream_arg =
+        !has_stream ? PyLong_FromLong(-1) : PyLong_FromVoidPtr(stream == NULL ? (void*)1 : stream);
   } else {
     stream_arg = Py_NewRef(Py_None);
   }
@@ -165,8 +166,8 @@ int tte_borrow_protocol(PyObject* value, int has_stream, void* stream, TteBorrow
     DLManagedTensorVersioned* managed = PyCapsule_GetPointer(capsule, VERSIONED_NAME);
     if (managed->version.major != 1) {
       PyObject* name = tte_type_name(value);
-      PyErr_Format(PyExc_BufferError, "%S exported DLPack %u.%u; this package reads DLPack 1.x", name,
-                   managed->version.major, managed->version.minor);
+      PyErr_Format(PyExc_BufferError, "%S exported DLPack %u.%u; this package reads DLPack 1.x",
+                   name, managed->version.major, managed->version.minor);
       Py_DECREF(name);
       Py_DECREF(capsule);
       return -1;
@@ -205,18 +206,20 @@ static void set_allocation_error(void* context, const char* kind, const char* me
            message != NULL ? message : "");
 }
 
-TteStatus tte_allocate_with_exchange(void* api, const DLTensor* prototype, DLManagedTensorVersioned** out,
-                                     TteError* error) {
+TteStatus tte_allocate_with_exchange(void* api, const DLTensor* prototype,
+                                     DLManagedTensorVersioned** out, TteError* error) {
   const DLPackExchangeAPI* exchange = api;
   error->message[0] = '\0';
   /* The prototype is only read: the specification's signature is not const. */
-  if (exchange->managed_tensor_allocator((DLTensor*)prototype, out, error, set_allocation_error) != 0 ||
+  if (exchange->managed_tensor_allocator((DLTensor*)prototype, out, error, set_allocation_error) !=
+          0 ||
       *out == NULL) {
     if (error->message[0] == '\0') {
       snprintf(error->message, sizeof(error->message), "the tensor library's allocator failed");
     }
     /* The library was asked for memory on the prototype's device. */
-    error->code = prototype->device.device_type == kDLCPU ? TTE_ERROR_HOST_OUT_OF_MEMORY : TTE_ERROR_OUT_OF_MEMORY;
+    error->code = prototype->device.device_type == kDLCPU ? TTE_ERROR_HOST_OUT_OF_MEMORY
+                                                          : TTE_ERROR_OUT_OF_MEMORY;
     return error->code;
   }
   return TTE_OK;

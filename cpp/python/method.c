@@ -5,8 +5,8 @@
  * released, owned outputs allocated and returned by the inputs' library. */
 #include <string.h>
 
-#include "method.h"
 #include "dlpack_bridge.h"
+#include "method.h"
 #include "output.h"
 
 #define STACK_VALUES 8
@@ -26,8 +26,8 @@ typedef struct MethodObject {
   TteMethod* method;
   size_t num_inputs;
   size_t num_outputs;
-  PyObject* name;     /* str */
-  CachedView* views;  /* num_outputs entries */
+  PyObject* name;    /* str */
+  CachedView* views; /* num_outputs entries */
 } MethodObject;
 
 static PyTypeObject* method_type;
@@ -58,8 +58,8 @@ static PyObject* method_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
   TteError error;
   TteStatus status;
   Py_BEGIN_ALLOW_THREADS
-  /* Loads the method (its delegates' init) on first use: no GIL needed. */
-  status = tte_api.program_get_method(program, text, &method, &error);
+    /* Loads the method (its delegates' init) on first use: no GIL needed. */
+    status = tte_api.program_get_method(program, text, &method, &error);
   Py_END_ALLOW_THREADS
   if (status != TTE_OK) {
     return tte_raise_status(status, error.message);
@@ -138,8 +138,10 @@ static int run_init(Run* run, size_t num_inputs, size_t num_outputs) {
     run->borrowed = PyMem_Malloc(num_inputs * sizeof(TteBorrowed));
     run->pending = PyMem_Malloc(num_inputs);
   }
-  run->outputs = num_outputs <= STACK_VALUES ? run->stack_outputs : PyMem_Malloc(num_outputs * sizeof(TteOutput));
-  if (run->inputs == NULL || run->borrowed == NULL || run->pending == NULL || run->outputs == NULL) {
+  run->outputs = num_outputs <= STACK_VALUES ? run->stack_outputs
+                                             : PyMem_Malloc(num_outputs * sizeof(TteOutput));
+  if (run->inputs == NULL || run->borrowed == NULL || run->pending == NULL ||
+      run->outputs == NULL) {
     /* Nothing was borrowed yet: run_release only frees the arrays. */
     run->num_inputs = 0;
     run->num_outputs = 0;
@@ -250,9 +252,10 @@ static PyObject* run_failed(MethodObject* self, size_t index, PyObject* value) {
   const char* method = PyUnicode_AsUTF8AndSize(self->name, NULL);
   const char* type = PyUnicode_AsUTF8AndSize(name, NULL);
   PyErr_Clear();
-  tte_raise_invalid("input %zu of '%s' is a %s; expected a tensor (torch, numpy, any DLPack object), a "
-                    "Python int, float or bool, or None",
-                    index, method != NULL ? method : "?", type != NULL ? type : "?");
+  tte_raise_invalid(
+      "input %zu of '%s' is a %s; expected a tensor (torch, numpy, any DLPack object), a "
+      "Python int, float or bool, or None",
+      index, method != NULL ? method : "?", type != NULL ? type : "?");
   Py_DECREF(name);
   return NULL;
 }
@@ -316,7 +319,8 @@ static int prepare_inputs(MethodObject* self, PyObject* values, Run* run, RunStr
     }
     PyObject* value = PyTuple_GetItem(values, (Py_ssize_t)i);
     const DLTensor* tensor = NULL;
-    if (tte_borrow_protocol(value, stream->has_stream, stream->stream, &run->borrowed[i], &tensor) < 0) {
+    if (tte_borrow_protocol(value, stream->has_stream, stream->stream, &run->borrowed[i], &tensor) <
+        0) {
       return -1;
     }
     run->inputs[i].tensor = tensor;
@@ -336,9 +340,10 @@ static int describes(const DLPackExchangeAPI* api, PyObject* object, const DLTen
     return 0;
   }
   if ((char*)now.data + now.byte_offset != (char*)tensor->data + tensor->byte_offset ||
-      now.device.device_type != tensor->device.device_type || now.device.device_id != tensor->device.device_id ||
-      now.dtype.code != tensor->dtype.code || now.dtype.bits != tensor->dtype.bits ||
-      now.dtype.lanes != tensor->dtype.lanes || now.ndim != tensor->ndim) {
+      now.device.device_type != tensor->device.device_type ||
+      now.device.device_id != tensor->device.device_id || now.dtype.code != tensor->dtype.code ||
+      now.dtype.bits != tensor->dtype.bits || now.dtype.lanes != tensor->dtype.lanes ||
+      now.ndim != tensor->ndim) {
     return 0;
   }
   int64_t compact = 1;
@@ -375,7 +380,8 @@ static PyObject* collect_outputs(Run* run, const DLPackExchangeAPI* api, CachedV
           void* made = NULL;
           DLManagedTensorVersioned* tensor = output->tensor;
           output->tensor = NULL;
-          CachedView* view = views != NULL && api->dltensor_from_py_object_no_sync != NULL ? &views[i] : NULL;
+          CachedView* view =
+              views != NULL && api->dltensor_from_py_object_no_sync != NULL ? &views[i] : NULL;
           if (view != NULL && view->object != NULL && view->flags == tensor->flags &&
               describes(api, view->object, &tensor->dl_tensor)) {
             item = Py_NewRef(view->object);
@@ -402,10 +408,18 @@ static PyObject* collect_outputs(Run* run, const DLPackExchangeAPI* api, CachedV
           ++tte_counters.converted_outputs;
         }
         break;
-      case TTE_VALUE_INT: item = PyLong_FromLongLong(output->int_value); break;
-      case TTE_VALUE_DOUBLE: item = PyFloat_FromDouble(output->double_value); break;
-      case TTE_VALUE_BOOL: item = PyBool_FromLong(output->bool_value); break;
-      default: item = Py_NewRef(Py_None); break;
+      case TTE_VALUE_INT:
+        item = PyLong_FromLongLong(output->int_value);
+        break;
+      case TTE_VALUE_DOUBLE:
+        item = PyFloat_FromDouble(output->double_value);
+        break;
+      case TTE_VALUE_BOOL:
+        item = PyBool_FromLong(output->bool_value);
+        break;
+      default:
+        item = Py_NewRef(Py_None);
+        break;
     }
     if (item == NULL) {
       Py_CLEAR(results);
@@ -438,7 +452,8 @@ static PyObject* method_run(PyObject* object, PyObject* const* args, Py_ssize_t 
     values = Py_NewRef(args[0]);
   } else if (PyList_Check(args[0])) {
     values = PyList_AsTuple(args[0]);
-  } else if (tte_exchange_api(Py_TYPE(args[0])) != NULL || PyObject_HasAttrString(args[0], "__dlpack__")) {
+  } else if (tte_exchange_api(Py_TYPE(args[0])) != NULL ||
+             PyObject_HasAttrString(args[0], "__dlpack__")) {
     values = PyTuple_Pack(1, args[0]);
   } else {
     values = PySequence_Tuple(args[0]);
@@ -477,8 +492,8 @@ static PyObject* method_run(PyObject* object, PyObject* const* args, Py_ssize_t 
     TteError error;
     TteStatus status;
     Py_BEGIN_ALLOW_THREADS
-    status = tte_api.method_run(self->method, run.inputs, num_inputs, &options, run.outputs,
-                                self->num_outputs, &error);
+      status = tte_api.method_run(self->method, run.inputs, num_inputs, &options, run.outputs,
+                                  self->num_outputs, &error);
     Py_END_ALLOW_THREADS
     if (status != TTE_OK) {
       tte_raise_status(status, error.message);
@@ -531,7 +546,8 @@ static PyType_Slot method_slots[] = {
     {Py_tp_dealloc, method_dealloc},
     {Py_tp_methods, method_methods},
     {Py_tp_getset, method_getset},
-    {Py_tp_doc, "Method(program, name): a loaded method of an open program (a TteProgram* as int)."},
+    {Py_tp_doc,
+     "Method(program, name): a loaded method of an open program (a TteProgram* as int)."},
     {0, NULL},
 };
 

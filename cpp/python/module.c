@@ -22,13 +22,15 @@ static PyObject* bind(PyObject* module, PyObject* args) {
   PyObject* error_for_status = NULL;
   PyObject* stream_of = NULL;
   PyObject* convert_outputs = NULL;
-  if (!PyArg_ParseTuple(args, "sOOO:bind", &path, &error_for_status, &stream_of, &convert_outputs)) {
+  if (!PyArg_ParseTuple(args, "sOOO:bind", &path, &error_for_status, &stream_of,
+                        &convert_outputs)) {
     return NULL;
   }
   /* The binding loaded the plugin already: take its handle, load nothing. */
   void* library = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
   if (library == NULL) {
-    PyErr_Format(PyExc_ImportError, "the TensorRTBackend plugin %s is not loaded in this process", path);
+    PyErr_Format(PyExc_ImportError, "the TensorRTBackend plugin %s is not loaded in this process",
+                 path);
     return NULL;
   }
   int missing = 0;
@@ -62,8 +64,8 @@ static PyObject* stats(PyObject* module, PyObject* unused) {
   (void)unused;
   return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "exchange_inputs", tte_counters.exchange_inputs,
                        "protocol_inputs", tte_counters.protocol_inputs, "exchange_outputs",
-                       tte_counters.exchange_outputs, "converted_outputs", tte_counters.converted_outputs,
-                       "reused_views", tte_counters.reused_views);
+                       tte_counters.exchange_outputs, "converted_outputs",
+                       tte_counters.converted_outputs, "reused_views", tte_counters.reused_views);
 }
 
 static PyObject* exchange_api_version(PyObject* module, PyObject* type) {
@@ -84,14 +86,22 @@ static PyMethodDef module_methods[] = {
      "bind(plugin_path, error_for_status, stream_of, convert_outputs): use the loaded plugin."},
     {"stats", stats, METH_NOARGS, "Counts of the DLPack paths inputs and outputs took."},
     {"exchange_api_version", exchange_api_version, METH_O,
-     "The (major, minor) DLPack C exchange API version a type offers and this module uses, or None."},
+     "The (major, minor) DLPack C exchange API version a type offers and this module uses, or "
+     "None."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_compiled",
-    "The hot path of the binding: method handles and runs over the plugin's C API, and the batched entry of Python providers.", -1,
-    module_methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "_compiled",
+    "The hot path of the binding: method handles and runs over the plugin's C API, and the batched "
+    "entry of Python providers.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__compiled(void) {
@@ -99,7 +109,8 @@ PyMODINIT_FUNC PyInit__compiled(void) {
   if (module == NULL) {
     return NULL;
   }
-  if (tte_output_register(module) < 0 || tte_method_register(module) < 0 || tte_bridge_register(module) < 0 ||
+  if (tte_output_register(module) < 0 || tte_method_register(module) < 0 ||
+      tte_bridge_register(module) < 0 ||
       PyModule_AddIntConstant(module, "C_API_VERSION", TTE_C_API_VERSION) < 0) {
     Py_DECREF(module);
     return NULL;

@@ -95,8 +95,8 @@ static PyObject* output_dlpack(PyObject* object, PyObject* args, PyObject* kwarg
   PyObject* max_version = Py_None;
   PyObject* dl_device = Py_None;
   PyObject* copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords, &stream, &max_version,
-                                   &dl_device, &copy)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords, &stream,
+                                   &max_version, &dl_device, &copy)) {
     return NULL;
   }
   /* The run finished all its work before returning: the data is ready on
@@ -118,13 +118,14 @@ static PyObject* output_dlpack(PyObject* object, PyObject* args, PyObject* kwarg
       return NULL;
     }
     if (!same) {
-      PyErr_Format(PyExc_BufferError, "output lives on DLPack device (%d, %d), not %S", self->device_type,
-                   self->device_id, dl_device);
+      PyErr_Format(PyExc_BufferError, "output lives on DLPack device (%d, %d), not %S",
+                   self->device_type, self->device_id, dl_device);
       return NULL;
     }
   }
   if (copy != Py_None && PyObject_IsTrue(copy) == 1) {
-    PyErr_SetString(PyExc_BufferError, "the output is already an owned tensor; ask without copy=True");
+    PyErr_SetString(PyExc_BufferError,
+                    "the output is already an owned tensor; ask without copy=True");
     return NULL;
   }
   int versioned = 0;

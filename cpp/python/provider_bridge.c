@@ -36,7 +36,8 @@ static TteStatus fail(TteError* error, const char* where) {
     text = PyUnicode_AsUTF8AndSize(PyTuple_GetItem(answer, 1), NULL);
   }
   PyErr_Clear();
-  snprintf(error->message, sizeof(error->message), "%s", text != NULL ? text : "the Python provider failed");
+  snprintf(error->message, sizeof(error->message), "%s",
+           text != NULL ? text : "the Python provider failed");
   if (status == TTE_OK) {
     status = TTE_ERROR_RUNTIME;
   }
@@ -92,8 +93,8 @@ static TteStatus set_shapes(BridgeEngine* engine, const TteEngineExecution* call
   PyObject* stream = stream_object(call->stream);
   PyObject* shapes = NULL;
   if (dims != NULL && inputs != NULL && outputs != NULL && stream != NULL) {
-    shapes = PyObject_CallMethod(engine->adapter, "set_shapes", "iOOOO", call->profile, inputs, dims, outputs,
-                                 stream);
+    shapes = PyObject_CallMethod(engine->adapter, "set_shapes", "iOOOO", call->profile, inputs,
+                                 dims, outputs, stream);
   }
   Py_XDECREF(dims);
   Py_XDECREF(inputs);
@@ -123,7 +124,8 @@ static TteStatus set_shapes(BridgeEngine* engine, const TteEngineExecution* call
     if (rank > TTE_MAX_RANK) {
       Py_DECREF(shape);
       Py_DECREF(sequence);
-      PyErr_Format(PyExc_ValueError, "output %d has rank %d, more than %d", o, (int)rank, TTE_MAX_RANK);
+      PyErr_Format(PyExc_ValueError, "output %d has rank %d, more than %d", o, (int)rank,
+                   TTE_MAX_RANK);
       return fail(error, "execute (set shapes)");
     }
     call->output_ranks[o] = (int32_t)rank;
@@ -149,7 +151,8 @@ static int same_addresses(const BridgeEngine* engine, const TteEngineExecution* 
  * the addresses are those of the previous call. */
 static TteStatus enqueue_at(BridgeEngine* engine, const TteEngineExecution* call, TteError* error) {
   const int unchanged = same_addresses(engine, call);
-  PyObject* indices = unchanged ? Py_NewRef(Py_None) : index_tuple(call->tensor_indices, call->num_tensors);
+  PyObject* indices =
+      unchanged ? Py_NewRef(Py_None) : index_tuple(call->tensor_indices, call->num_tensors);
   PyObject* addresses = unchanged ? Py_NewRef(Py_None) : PyTuple_New(call->num_tensors);
   for (int32_t t = 0; !unchanged && addresses != NULL && t < call->num_tensors; ++t) {
     PyObject* address = PyLong_FromVoidPtr(call->addresses[t]);
@@ -175,7 +178,8 @@ static TteStatus enqueue_at(BridgeEngine* engine, const TteEngineExecution* call
   }
   Py_DECREF(done);
   if (!unchanged) {
-    void** copy = realloc(engine->addresses, (size_t)(call->num_tensors > 0 ? call->num_tensors : 1) * sizeof(void*));
+    void** copy = realloc(engine->addresses,
+                          (size_t)(call->num_tensors > 0 ? call->num_tensors : 1) * sizeof(void*));
     if (copy != NULL) {
       memcpy(copy, call->addresses, (size_t)call->num_tensors * sizeof(void*));
       engine->num_addresses = call->num_tensors;
@@ -187,10 +191,13 @@ static TteStatus enqueue_at(BridgeEngine* engine, const TteEngineExecution* call
   return TTE_OK;
 }
 
-static TteStatus bridge_execute(TteEngine* handle, const TteEngineExecution* call, TteError* error) {
+static TteStatus bridge_execute(TteEngine* handle, const TteEngineExecution* call,
+                                TteError* error) {
   BridgeEngine* engine = (BridgeEngine*)handle;
-  if (engine == NULL || call == NULL || call->struct_size < offsetof(TteEngineExecution, stream) + sizeof(void*)) {
-    snprintf(error->message, sizeof(error->message), "execute: NULL engine or a call shorter than expected");
+  if (engine == NULL || call == NULL ||
+      call->struct_size < offsetof(TteEngineExecution, stream) + sizeof(void*)) {
+    snprintf(error->message, sizeof(error->message),
+             "execute: NULL engine or a call shorter than expected");
     error->code = TTE_ERROR_INVALID_ARGUMENT;
     return TTE_ERROR_INVALID_ARGUMENT;
   }
@@ -237,7 +244,8 @@ static PyObject* provider_execute(PyObject* module, PyObject* failure) {
 }
 
 static PyMethodDef bridge_methods[] = {
-    {"engine_new", engine_new, METH_O, "engine_new(adapter) -> the TteEngine* (int) of a Python engine."},
+    {"engine_new", engine_new, METH_O,
+     "engine_new(adapter) -> the TteEngine* (int) of a Python engine."},
     {"engine_free", engine_free, METH_O, "engine_free(handle): release what engine_new made."},
     {"provider_execute", provider_execute, METH_O,
      "provider_execute(failure_of) -> the address of the batched entry for Python providers."},

@@ -40,9 +40,11 @@ static int tte_run_constructors(int argc, char** argv, char** envp) {
    (an old sysroot) passes its own init, which does the same as ours.
    Destructors (DT_FINI_ARRAY) are the dynamic linker's job on every
    version, so fini stays null. */
-__attribute__((visibility("hidden"))) int __wrap___libc_start_main(
-    tte_main_fn main, int argc, char** argv, tte_main_fn init, void (*fini)(void),
-    void (*rtld_fini)(void), void* stack_end) {
+__attribute__((visibility("hidden"))) int __wrap___libc_start_main(tte_main_fn main, int argc,
+                                                                   char** argv, tte_main_fn init,
+                                                                   void (*fini)(void),
+                                                                   void (*rtld_fini)(void),
+                                                                   void* stack_end) {
   (void)fini;
   return tte_libc_start_main(main, argc, argv, init != 0 ? init : tte_run_constructors, 0,
                              rtld_fini, stack_end);

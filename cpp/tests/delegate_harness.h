@@ -67,12 +67,9 @@ inline Json blob_metadata(const std::vector<std::string>& inputs,
   Json bindings = Json::array();
   for (const auto& name : inputs) bindings.push_back(binding(name, true));
   for (const auto& name : outputs) bindings.push_back(binding(name, false));
-  return Json{{"io_bindings", bindings},
-              {"aliased_io", Json::array()},
-              {"hardware_compatible", false},
-              {"device_id", device_id},
-              {"serialized_metadata", ""},
-              {"target_platform", "linux_x86_64"}};
+  return Json{{"io_bindings", bindings},      {"aliased_io", Json::array()},
+              {"hardware_compatible", false}, {"device_id", device_id},
+              {"serialized_metadata", ""},    {"target_platform", "linux_x86_64"}};
 }
 
 // Header `<4sIIIQ8s`, JSON, zeros to 16 bytes, the plan. The magic is
@@ -102,10 +99,10 @@ inline std::vector<uint8_t> make_blob(const Json& metadata, const std::string& p
 // ---- A fake engine provider --------------------------------------------------
 
 enum class Op {
-  kAddOne,     // output k = input k + 1 (float32)
-  kSubtract,   // y = a - b (float32): argument order matters
-  kKvUpdate,   // inputs (cache, x); outputs (cache_out aliased to cache, y): cache += x; y = cache
-  kCopy,       // output k = input k, bytes (cudaMemcpyAsync on device providers)
+  kAddOne,    // output k = input k + 1 (float32)
+  kSubtract,  // y = a - b (float32): argument order matters
+  kKvUpdate,  // inputs (cache, x); outputs (cache_out aliased to cache, y): cache += x; y = cache
+  kCopy,      // output k = input k, bytes (cudaMemcpyAsync on device providers)
   kNothing,
 };
 
@@ -123,8 +120,8 @@ struct FakeTensor {
   bool shape_tensor = false;
 };
 
-inline FakeTensor input(const std::string& name, std::vector<int64_t> min,
-                        std::vector<int64_t> max, ScalarType dtype = ScalarType::Float) {
+inline FakeTensor input(const std::string& name, std::vector<int64_t> min, std::vector<int64_t> max,
+                        ScalarType dtype = ScalarType::Float) {
   FakeTensor t;
   t.name = name;
   t.is_input = true;
@@ -183,7 +180,7 @@ struct FakeProviderState {
   std::string name;
   TteMemoryKind memory_kind = TTE_MEMORY_HOST;
   int32_t capturable = 0;
-  std::string reject;           // non-empty: NOT_ACCEPTED with this message
+  std::string reject;            // non-empty: NOT_ACCEPTED with this message
   std::string fail_deserialize;  // non-empty: RUNTIME with this message
   // Non-zero: set_tensor_address refuses addresses not aligned to it, as
   // TensorRT's does (256).
@@ -364,8 +361,8 @@ inline TteStatus set_input_shape(TteEngine* engine, int32_t index, const int64_t
   return TTE_OK;
 }
 
-inline TteStatus get_output_shape(TteEngine* engine, int32_t index, int64_t* dims,
-                                  int32_t capacity, int32_t* rank, TteError* error) {
+inline TteStatus get_output_shape(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
+                                  int32_t* rank, TteError* error) {
   FakeEngine* e = E(engine);
   const FakeTensor& t = e->spec.tensors.at(index);
   const std::vector<int64_t>& shape = t.shape_of >= 0 ? e->shapes.at(t.shape_of) : t.shape;
@@ -416,15 +413,16 @@ inline TteStatus enqueue(TteEngine* engine, void* stream, TteError* error) {
   FakeProviderState* state = e->provider;
   const int in_flight = ++e->in_flight;
   int seen = state->max_in_flight_one_engine.load();
-  while (in_flight > seen && !state->max_in_flight_one_engine.compare_exchange_weak(seen, in_flight)) {
+  while (in_flight > seen &&
+         !state->max_in_flight_one_engine.compare_exchange_weak(seen, in_flight)) {
   }
   const int active = ++state->active;
   int max_active = state->max_active.load();
   while (active > max_active && !state->max_active.compare_exchange_weak(max_active, active)) {
   }
   if (e->spec.enqueue_hold_ms > 0) {
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(e->spec.enqueue_hold_ms);
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(e->spec.enqueue_hold_ms);
     while (std::chrono::steady_clock::now() < until &&
            !(e->spec.wait_for_peer && state->max_active.load() >= 2)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -445,7 +443,8 @@ inline TteStatus enqueue(TteEngine* engine, void* stream, TteError* error) {
   }
   if (capturing && e->spec.require_warm_capture &&
       !(e->last_was_plain && e->last_plain_shapes == e->shapes)) {
-    status = fail(error, TTE_ERROR_RUNTIME, "captured without a plain enqueue of these shapes first");
+    status =
+        fail(error, TTE_ERROR_RUNTIME, "captured without a plain enqueue of these shapes first");
   }
   e->last_was_plain = !capturing;
   if (!capturing) e->last_plain_shapes = e->shapes;
@@ -677,9 +676,7 @@ inline std::string cuda_test_provider() {
 
 // ---- The backend -----------------------------------------------------------
 
-inline et::BackendInterface* backend() {
-  return et::get_backend_class(TTE_BACKEND_NAME);
-}
+inline et::BackendInterface* backend() { return et::get_backend_class(TTE_BACKEND_NAME); }
 
 struct CompileSpecs {
   std::vector<std::pair<std::string, std::string>> entries;
@@ -712,9 +709,9 @@ class Delegate {
         &allocator, nullptr, "forward", nullptr,
         et::Span<const et::BackendOption>(options.data(), options.size()));
     auto compile_specs = specs.view();
-    auto result = backend()->init(
-        context, &processed,
-        et::ArrayRef<et::CompileSpec>(compile_specs.data(), compile_specs.size()));
+    auto result =
+        backend()->init(context, &processed,
+                        et::ArrayRef<et::CompileSpec>(compile_specs.data(), compile_specs.size()));
     freed_during_init_ = freed_;
     if (!result.ok()) return result.error();
     handle_ = result.get();

@@ -362,8 +362,9 @@ TEST(BackendGpu, CudaGraphCaptureFollowsAPlainEnqueueOfTheSameShapes) {
   spec.require_warm_capture = true;
   auto options = cuda_graphs_on();
   Delegate delegate;
-  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec)), {}, options.view()),
-            Error::Ok);
+  ASSERT_EQ(
+      delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec)), {}, options.view()),
+      Error::Ok);
   DeviceMemory x_memory(32 * sizeof(float));
   DeviceMemory y_memory(32 * sizeof(float));
   OwnedTensor big(ScalarType::Float, {8, 4}, -1, x_memory.get());
@@ -482,9 +483,9 @@ class CudaTestProvider : public testing::Test {
       GTEST_SKIP() << "CUDA test provider not built at " << cuda_test_provider();
     }
     TteError error{};
-    ASSERT_EQ(tte_load_engine_provider_library(cuda_test_provider().c_str(),
-                                               TTE_PROVIDER_OTHER, &error),
-              TTE_OK)
+    ASSERT_EQ(
+        tte_load_engine_provider_library(cuda_test_provider().c_str(), TTE_PROVIDER_OTHER, &error),
+        TTE_OK)
         << error.message;
     loaded_ = true;
   }
@@ -527,8 +528,8 @@ TEST_F(CudaTestProvider, KvUpdateInPlaceOnDeviceAndHost) {
   OwnedTensor y(ScalarType::Float, {4}, -1, y_memory.get());
   for (int call = 1; call <= 3; ++call) {
     ASSERT_EQ(delegate.execute({&cache, &x, &cache_out, &y}), Error::Ok);
-    EXPECT_EQ(to_host(cache_memory.get(), 4), (std::vector<float>{1.f * call, 2.f * call,
-                                                                  3.f * call, 4.f * call}));
+    EXPECT_EQ(to_host(cache_memory.get(), 4),
+              (std::vector<float>{1.f * call, 2.f * call, 3.f * call, 4.f * call}));
     EXPECT_EQ(to_host(y_memory.get(), 4), to_host(cache_memory.get(), 4));
   }
 
@@ -605,7 +606,8 @@ TEST_F(CudaTestProvider, AddOneOnDeviceAndHostTensors) {
 TEST_F(CudaTestProvider, CudaGraphReplayEntersNoProvider) {
   void* library = dlopen(cuda_test_provider().c_str(), RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(library, nullptr);
-  auto read_stats = reinterpret_cast<void (*)(TteTestProviderStats*)>(dlsym(library, "tte_test_provider_stats"));
+  auto read_stats =
+      reinterpret_cast<void (*)(TteTestProviderStats*)>(dlsym(library, "tte_test_provider_stats"));
   auto reset_stats = reinterpret_cast<void (*)()>(dlsym(library, "tte_test_provider_reset_stats"));
   ASSERT_NE(read_stats, nullptr);
   ASSERT_NE(reset_stats, nullptr);
@@ -616,7 +618,8 @@ TEST_F(CudaTestProvider, CudaGraphReplayEntersNoProvider) {
       R"({"name":"y","is_input":false,"dtype":"float32","shape_of":"x"}]})";
   auto options = cuda_graphs_on();
   Delegate delegate;
-  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), plan), {}, options.view()), Error::Ok);
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), plan), {}, options.view()),
+            Error::Ok);
   DeviceMemory x_memory(32 * sizeof(float));
   DeviceMemory y_memory(32 * sizeof(float));
   OwnedTensor x(ScalarType::Float, {8, 4}, -1, x_memory.get());

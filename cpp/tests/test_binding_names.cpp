@@ -22,9 +22,9 @@ TEST(BindingNames, ParsesTheIndexAfterTheLastDotOrUnderscore) {
 }
 
 TEST(BindingNames, RejectsMissingOrInvalidSuffixes) {
-  for (const char* name : {"input", "input.", "input_", "input.foo", "input.3x", "", "_", "input_-1", "input_+1",
-                           "input_ 1", "input_1 ", "input_0x1", "input_1.", "input_1_", "in\xc3\xa9_\xd9\xa3",
-                           "x_18446744073709551616"}) {
+  for (const char* name : {"input", "input.", "input_", "input.foo", "input.3x", "", "_",
+                           "input_-1", "input_+1", "input_ 1", "input_1 ", "input_0x1", "input_1.",
+                           "input_1_", "in\xc3\xa9_\xd9\xa3", "x_18446744073709551616"}) {
     EXPECT_FALSE(parse_binding_index(name).has_value()) << "'" << name << "'";
   }
 }
@@ -36,7 +36,8 @@ TEST(BindingNames, OrdersInputsAndOutputsByIndexWhateverTheEngineOrder) {
                                            {"profile.input_2", true},
                                            {"input_0", true}});
   ASSERT_TRUE(result.ok()) << result.error();
-  EXPECT_EQ(result.value().inputs, (std::vector<std::string>{"input_0", "input_1", "profile.input_2"}));
+  EXPECT_EQ(result.value().inputs,
+            (std::vector<std::string>{"input_0", "input_1", "profile.input_2"}));
   EXPECT_EQ(result.value().outputs, (std::vector<std::string>{"output.0", "output_1"}));
 }
 
@@ -50,16 +51,20 @@ TEST(BindingNames, AnEngineWithNoIoGivesEmptyLists) {
 TEST(BindingNames, RejectsANameWithoutAnIndex) {
   const auto result = order_binding_names({{"input_0", true}, {"logits", false}});
   ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.error().find("engine output 'logits' has none"), std::string::npos) << result.error();
+  EXPECT_NE(result.error().find("engine output 'logits' has none"), std::string::npos)
+      << result.error();
 }
 
 TEST(BindingNames, RejectsDuplicateIndices) {
-  const auto result = order_binding_names({{"input_0", true}, {"other_0", true}, {"output_0", false}});
+  const auto result =
+      order_binding_names({{"input_0", true}, {"other_0", true}, {"output_0", false}});
   ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.error().find("engine inputs 'input_0' and 'other_0' both have index 0"), std::string::npos)
+  EXPECT_NE(result.error().find("engine inputs 'input_0' and 'other_0' both have index 0"),
+            std::string::npos)
       << result.error();
   // Leading zeros do not make a different index.
-  EXPECT_FALSE(order_binding_names({{"output_1", false}, {"output_01", false}, {"output_0", false}}).ok());
+  EXPECT_FALSE(
+      order_binding_names({{"output_1", false}, {"output_01", false}, {"output_0", false}}).ok());
 }
 
 TEST(BindingNames, InputsAndOutputsAreIndexedSeparately) {
@@ -72,10 +77,12 @@ TEST(BindingNames, InputsAndOutputsAreIndexedSeparately) {
 TEST(BindingNames, RejectsGaps) {
   const auto missing_first = order_binding_names({{"input_1", true}});
   ASSERT_FALSE(missing_first.ok());
-  EXPECT_NE(missing_first.error().find("engine has 1 inputs but none with index 0 (next is 'input_1')"),
-            std::string::npos)
+  EXPECT_NE(
+      missing_first.error().find("engine has 1 inputs but none with index 0 (next is 'input_1')"),
+      std::string::npos)
       << missing_first.error();
-  const auto missing_middle = order_binding_names({{"out_0", false}, {"out_2", false}, {"in_0", true}});
+  const auto missing_middle =
+      order_binding_names({{"out_0", false}, {"out_2", false}, {"in_0", true}});
   ASSERT_FALSE(missing_middle.ok());
   EXPECT_NE(missing_middle.error().find("2 outputs but none with index 1"), std::string::npos)
       << missing_middle.error();
@@ -83,7 +90,8 @@ TEST(BindingNames, RejectsGaps) {
 
 TEST(BindingNames, AHugeIndexIsAGapNotAnAllocation) {
   // An index is never used to size anything.
-  const auto result = order_binding_names({{"input_0", true}, {"input_18446744073709551615", true}});
+  const auto result =
+      order_binding_names({{"input_0", true}, {"input_18446744073709551615", true}});
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.error().find("none with index 1"), std::string::npos) << result.error();
 }

@@ -74,7 +74,8 @@ std::string python_json_string(std::string_view utf8) {
     } else if (c >= 0xc0) {
       cp = c & 0x1f, extra = 1;
     }
-    for (int k = 1; k <= extra; ++k) cp = cp << 6 | (static_cast<unsigned char>(utf8[i + k]) & 0x3f);
+    for (int k = 1; k <= extra; ++k)
+      cp = cp << 6 | (static_cast<unsigned char>(utf8[i + k]) & 0x3f);
     i += 1 + extra;
     if (cp == '"' || cp == '\\') {
       out += '\\';
@@ -105,17 +106,19 @@ struct Alias {
 };
 
 // TensorRTBackend.preprocess's metadata, in its key order and spelling.
-std::string upstream_metadata(const std::vector<Binding>& bindings, const std::vector<Alias>& aliases = {},
-                              int device_id = 0) {
+std::string upstream_metadata(const std::vector<Binding>& bindings,
+                              const std::vector<Alias>& aliases = {}, int device_id = 0) {
   std::string json = "{\"io_bindings\":[";
   for (std::size_t i = 0; i < bindings.size(); ++i) {
-    json += (i ? ",{\"name\":" : "{\"name\":") + python_json_string(bindings[i].name) +
-            ",\"dtype\":\"\",\"shape\":[],\"is_input\":" + (bindings[i].is_input ? "true}" : "false}");
+    json +=
+        (i ? ",{\"name\":" : "{\"name\":") + python_json_string(bindings[i].name) +
+        ",\"dtype\":\"\",\"shape\":[],\"is_input\":" + (bindings[i].is_input ? "true}" : "false}");
   }
   json += "],\"aliased_io\":[";
   for (std::size_t i = 0; i < aliases.size(); ++i) {
     json += (i ? ",{\"output\":" : "{\"output\":") + python_json_string(aliases[i].output) +
-            ",\"input\":" + python_json_string(aliases[i].input) + ",\"kind\":\"" + aliases[i].kind + "\"}";
+            ",\"input\":" + python_json_string(aliases[i].input) + ",\"kind\":\"" +
+            aliases[i].kind + "\"}";
   }
   json += "],\"hardware_compatible\":false,\"device_id\":" + std::to_string(device_id) +
           ",\"serialized_metadata\":\"gAR9lC4=\",\"target_platform\":\"linux_x86_64\"}";
@@ -125,7 +128,9 @@ std::string upstream_metadata(const std::vector<Binding>& bindings, const std::v
 const std::string kTwoBindings = R"({"io_bindings":[{"name":"input_0","is_input":true},)"
                                  R"({"name":"output_0","is_input":false}]})";
 
-ParseResult<DelegateBlob> parse(const Bytes& blob) { return parse_delegate_blob(blob.data(), blob.size()); }
+ParseResult<DelegateBlob> parse(const Bytes& blob) {
+  return parse_delegate_blob(blob.data(), blob.size());
+}
 
 // Parses a blob built around `metadata` and returns the error ("" if none).
 std::string error_for(std::string_view metadata, std::string_view magic = "TR01") {
@@ -134,21 +139,22 @@ std::string error_for(std::string_view metadata, std::string_view magic = "TR01"
 }
 
 std::string with_bindings(const std::string& rest) {
-  return R"({"io_bindings":[{"name":"x","is_input":true},{"name":"y","is_input":false}])" + rest + "}";
+  return R"({"io_bindings":[{"name":"x","is_input":true},{"name":"y","is_input":false}])" + rest +
+         "}";
 }
 
-#define EXPECT_REJECTED(result, fragment)                                         \
-  do {                                                                            \
-    const auto& r_ = (result);                                                    \
+#define EXPECT_REJECTED(result, fragment)                                           \
+  do {                                                                              \
+    const auto& r_ = (result);                                                      \
     ASSERT_FALSE(r_.ok()) << "accepted a blob that should fail with: " << fragment; \
-    EXPECT_NE(r_.error().find(fragment), std::string::npos) << r_.error();        \
+    EXPECT_NE(r_.error().find(fragment), std::string::npos) << r_.error();          \
   } while (0)
 
-#define EXPECT_ERROR(error, fragment)                                       \
-  do {                                                                      \
-    const std::string e_ = (error);                                         \
+#define EXPECT_ERROR(error, fragment)                                             \
+  do {                                                                            \
+    const std::string e_ = (error);                                               \
     ASSERT_FALSE(e_.empty()) << "accepted, expected an error with: " << fragment; \
-    EXPECT_NE(e_.find(fragment), std::string::npos) << e_;                  \
+    EXPECT_NE(e_.find(fragment), std::string::npos) << e_;                        \
   } while (0)
 
 // ---- What upstream's exporter writes ------------------------------------
@@ -167,8 +173,9 @@ TEST(BlobReader, ReadsTheBytesTheUpstreamWriterProduces) {
   ASSERT_EQ(metadata.size(), 434u);
   const Bytes blob = make_blob(metadata, "TR02");
   ASSERT_EQ(blob.size(), 492u);
-  const std::uint8_t expected_header[32] = {0x54, 0x52, 0x30, 0x32, 0x20, 0, 0, 0, 0xb2, 0x01, 0, 0, 0xe0, 0x01, 0, 0,
-                                            0x0c, 0,    0,    0,    0,    0, 0, 0, 0x01, 0,    0, 0, 0,    0,    0, 0};
+  const std::uint8_t expected_header[32] = {0x54, 0x52, 0x30, 0x32, 0x20, 0,    0, 0, 0xb2, 0x01, 0,
+                                            0,    0xe0, 0x01, 0,    0,    0x0c, 0, 0, 0,    0,    0,
+                                            0,    0,    0x01, 0,    0,    0,    0, 0, 0,    0};
   ASSERT_EQ(std::memcmp(blob.data(), expected_header, 32), 0);
 
   const auto result = parse(blob);
@@ -197,8 +204,9 @@ TEST(BlobReader, ReadsTheBytesTheUpstreamWriterProduces) {
 }
 
 TEST(BlobReader, ParsesValidHeaderAndMetadata) {
-  const Bytes blob = make_blob(R"({"io_bindings":[{"name":"input_0","is_input":true},)"
-                               R"({"name":"output_0","is_input":false}],"hardware_compatible":true,"device_id":2})");
+  const Bytes blob = make_blob(
+      R"({"io_bindings":[{"name":"input_0","is_input":true},)"
+      R"({"name":"output_0","is_input":false}],"hardware_compatible":true,"device_id":2})");
   const auto result = parse(blob);
   ASSERT_TRUE(result.ok()) << result.error();
   const DelegateBlob& b = result.value();
@@ -239,7 +247,8 @@ TEST(BlobReader, ParsesAliasedIoOfBothKinds) {
 }
 
 TEST(BlobReader, AliasKindDefaultsToKvCacheUpdate) {
-  const auto result = parse(make_blob(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x"}])"), "TR02"));
+  const auto result =
+      parse(make_blob(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x"}])"), "TR02"));
   ASSERT_TRUE(result.ok()) << result.error();
   EXPECT_EQ(result.value().metadata.aliased_io.at(0).kind, AliasKind::kKvCacheUpdate);
 }
@@ -259,7 +268,8 @@ TEST(BlobReader, InputNamedAliasedIoWithNoAliasesStillParses) {
 }
 
 TEST(BlobReader, KeyOrderDoesNotMatter) {
-  const std::string bindings = R"("io_bindings":[{"is_input":true,"name":"k"},{"name":"o","is_input":false}])";
+  const std::string bindings =
+      R"("io_bindings":[{"is_input":true,"name":"k"},{"name":"o","is_input":false}])";
   const std::string aliases = R"("aliased_io":[{"kind":"user","input":"k","output":"o"}])";
   const std::string scalars = R"("device_id":3,"hardware_compatible":true)";
   for (const std::string& metadata : {"{" + bindings + "," + aliases + "," + scalars + "}",
@@ -284,8 +294,9 @@ TEST(BlobReader, UnknownKeysAreIgnoredAtEveryLevel) {
 }
 
 TEST(BlobReader, KeysSpelledByStringValuesAreNotKeys) {
-  const auto result = parse(make_blob(R"({"serialized_metadata":"io_bindings","target_platform":"device_id",)"
-                                      R"("io_bindings":[{"name":"x","is_input":true}]})"));
+  const auto result =
+      parse(make_blob(R"({"serialized_metadata":"io_bindings","target_platform":"device_id",)"
+                      R"("io_bindings":[{"name":"x","is_input":true}]})"));
   ASSERT_TRUE(result.ok()) << result.error();
   EXPECT_EQ(result.value().metadata.device_id, 0);
   EXPECT_EQ(result.value().metadata.serialized_metadata, "io_bindings");
@@ -299,14 +310,15 @@ TEST(BlobReader, EmptyIoBindingsMeansBindByEngineNames) {
 
 TEST(BlobReader, AliasesWithEmptyIoBindingsAreLeftToTheEngine) {
   // The names are the engine's then; the backend checks them after loading.
-  const auto result =
-      parse(make_blob(R"({"io_bindings":[],"aliased_io":[{"output":"output_0","input":"input_1"}]})", "TR02"));
+  const auto result = parse(make_blob(
+      R"({"io_bindings":[],"aliased_io":[{"output":"output_0","input":"input_1"}]})", "TR02"));
   ASSERT_TRUE(result.ok()) << result.error();
   EXPECT_EQ(result.value().metadata.aliased_io.at(0).input, "input_1");
 }
 
 TEST(BlobReader, ReadsShapeAndDtypeWhenAWriterFillsThem) {
-  const auto result = parse(make_blob(R"({"io_bindings":[{"name":"x","dtype":"float16","shape":[-1,3,9223372036854775807],"is_input":true}]})"));
+  const auto result = parse(make_blob(
+      R"({"io_bindings":[{"name":"x","dtype":"float16","shape":[-1,3,9223372036854775807],"is_input":true}]})"));
   ASSERT_TRUE(result.ok()) << result.error();
   const IoBinding& x = result.value().metadata.io_bindings.at(0);
   EXPECT_EQ(x.dtype, "float16");
@@ -325,8 +337,9 @@ TEST(BlobReader, ReadsTheEndsOfTheDeviceIdRange) {
 
 TEST(BlobReader, DecodesEscapedNamesAsTheExporterWritesThem) {
   // Latin, CJK, an emoji (a surrogate pair), a quote, a backslash, a newline.
-  const std::vector<std::string> names = {"caf\xc3\xa9", "\xe5\x85\xa5\xe5\x8a\x9b", "\xf0\x9f\x98\x80_0",
-                                          "a\"b", "c\\d", "line\nbreak"};
+  const std::vector<std::string> names = {
+      "caf\xc3\xa9", "\xe5\x85\xa5\xe5\x8a\x9b", "\xf0\x9f\x98\x80_0", "a\"b", "c\\d",
+      "line\nbreak"};
   std::vector<Binding> bindings;
   for (std::size_t i = 0; i < names.size(); ++i) bindings.push_back({names[i], i < 3});
   const std::string metadata = upstream_metadata(bindings, {{names[4], names[0]}});
@@ -342,8 +355,9 @@ TEST(BlobReader, DecodesEscapedNamesAsTheExporterWritesThem) {
 }
 
 TEST(BlobReader, ReadsRawUtf8Names) {
-  const auto result = parse(make_blob("{\"io_bindings\":[{\"name\":\"\xce\xb1\xce\xb2\",\"is_input\":true},"
-                                      "{\"name\":\"\xf0\x9f\x98\x80\",\"is_input\":false}]}"));
+  const auto result =
+      parse(make_blob("{\"io_bindings\":[{\"name\":\"\xce\xb1\xce\xb2\",\"is_input\":true},"
+                      "{\"name\":\"\xf0\x9f\x98\x80\",\"is_input\":false}]}"));
   ASSERT_TRUE(result.ok()) << result.error();
   EXPECT_EQ(result.value().metadata.input_names(), std::vector<std::string>{"\xce\xb1\xce\xb2"});
   EXPECT_EQ(result.value().metadata.output_names(), std::vector<std::string>{"\xf0\x9f\x98\x80"});
@@ -351,21 +365,27 @@ TEST(BlobReader, ReadsRawUtf8Names) {
 
 TEST(BlobReader, ParseErrorsAreReportedInAscii) {
   // The parser quotes the bytes it stopped at; they may not be UTF-8.
-  const std::string error = error_for("{\"io_bindings\":[{\"name\":\"\xff\xfe\",\"is_input\":true}]}");
+  const std::string error =
+      error_for("{\"io_bindings\":[{\"name\":\"\xff\xfe\",\"is_input\":true}]}");
   EXPECT_ERROR(error, "\\xff");
   for (const char c : error) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << error;
 }
 
 TEST(BlobReader, RejectsInvalidUtf8AndLoneSurrogates) {
-  EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\xff\xfe\",\"is_input\":true}]}"), "not valid JSON");
-  EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\xc3\",\"is_input\":true}]}"), "not valid JSON");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"\ud800","is_input":true}]})"), "not valid JSON");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"\udc00x","is_input":true}]})"), "not valid JSON");
+  EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\xff\xfe\",\"is_input\":true}]}"),
+               "not valid JSON");
+  EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\xc3\",\"is_input\":true}]}"),
+               "not valid JSON");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"\ud800","is_input":true}]})"),
+               "not valid JSON");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"\udc00x","is_input":true}]})"),
+               "not valid JSON");
 }
 
 TEST(BlobReader, RejectsANameHoldingNul) {
   // The name crosses the provider ABI as a C string and would lose its tail.
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x\u0000y","is_input":true}]})"), "io_bindings[0].name");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x\u0000y","is_input":true}]})"),
+               "io_bindings[0].name");
   EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x\u0000y","is_input":true}]})"), "U+0000");
 }
 
@@ -380,7 +400,8 @@ TEST(BlobReader, RejectsInvalidMagic) {
 }
 
 TEST(BlobReader, RejectsUnknownFutureMagic) {
-  EXPECT_REJECTED(parse(make_blob(kTwoBindings, "TR03")), "upgrade torch-tensorrt-executorch-runtime");
+  EXPECT_REJECTED(parse(make_blob(kTwoBindings, "TR03")),
+                  "upgrade torch-tensorrt-executorch-runtime");
   EXPECT_REJECTED(parse(make_blob(kTwoBindings, "TR00")), "'TR00'");
   EXPECT_REJECTED(parse(make_blob(kTwoBindings, "tr01")), "expected 'TR01' or 'TR02'");
 }
@@ -389,7 +410,8 @@ TEST(BlobReader, RejectsABlobShorterThanTheHeader) {
   for (std::size_t size : {0u, 1u, 4u, 31u}) {
     Bytes blob(size == 0 ? 1 : size, 0);
     std::memcpy(blob.data(), "TR01", std::min<std::size_t>(4, blob.size()));
-    EXPECT_REJECTED(parse_delegate_blob(blob.data(), size), std::to_string(size) + " bytes, shorter than the 32-byte header");
+    EXPECT_REJECTED(parse_delegate_blob(blob.data(), size),
+                    std::to_string(size) + " bytes, shorter than the 32-byte header");
   }
   EXPECT_REJECTED(parse_delegate_blob(nullptr, 100), "null pointer");
 }
@@ -486,9 +508,10 @@ TEST(BlobReader, RejectsEngineSizesThatWouldWrapPastZero) {
   const Bytes valid = make_blob(kTwoBindings);
   const std::uint32_t engine_offset = get_u32(valid, kEngineOffsetField);
   const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-  for (const std::uint64_t size : {max, max - 15, max - 31, max - engine_offset + 1, max - engine_offset + 12,
-                                   std::uint64_t{1} << 63, std::uint64_t{1} << 32, std::uint64_t{0xffffffff},
-                                   std::uint64_t{0x100000000} - engine_offset}) {
+  for (const std::uint64_t size :
+       {max, max - 15, max - 31, max - engine_offset + 1, max - engine_offset + 12,
+        std::uint64_t{1} << 63, std::uint64_t{1} << 32, std::uint64_t{0xffffffff},
+        std::uint64_t{0x100000000} - engine_offset}) {
     Bytes blob = valid;
     put_u64(blob, kEngineSizeField, size);
     EXPECT_REJECTED(parse(blob), "runs past the end");
@@ -545,9 +568,10 @@ TEST(BlobReader, HeaderCheckDoesNotReadPastTheGivenSize) {
 // ---- Truncation and corruption --------------------------------------------
 
 TEST(BlobReader, TruncationAtEveryByteFailsCleanly) {
-  const Bytes valid = make_blob(upstream_metadata({{"x", true}, {"k", true}, {"y", false}, {"k_out", false}},
-                                                  {{"k_out", "k"}}),
-                                "TR02");
+  const Bytes valid =
+      make_blob(upstream_metadata({{"x", true}, {"k", true}, {"y", false}, {"k_out", false}},
+                                  {{"k_out", "k"}}),
+                "TR02");
   ASSERT_TRUE(parse(valid).ok());
   for (std::size_t size = 0; size < valid.size(); ++size) {
     // A buffer of exactly `size` bytes, so a sanitizer sees any over-read.
@@ -569,9 +593,10 @@ TEST(BlobReader, MetadataCutAtEveryByteFailsCleanly) {
 }
 
 TEST(BlobReader, EveryFlippedBitIsReadOrRefusedWithoutCrashing) {
-  const Bytes valid = make_blob(upstream_metadata({{"x", true}, {"k", true}, {"y", false}, {"k_out", false}},
-                                                  {{"k_out", "k"}}),
-                                "TR02");
+  const Bytes valid =
+      make_blob(upstream_metadata({{"x", true}, {"k", true}, {"y", false}, {"k_out", false}},
+                                  {{"k_out", "k"}}),
+                "TR02");
   std::size_t refused = 0;
   for (std::size_t bit = 0; bit < valid.size() * 8; ++bit) {
     Bytes blob = valid;
@@ -611,8 +636,10 @@ TEST(BlobReader, ReportsWhereTheJsonBreaks) {
 }
 
 TEST(BlobReader, RejectsWrongTypesNamingTheField) {
-  EXPECT_ERROR(error_for(R"({"io_bindings":{"name":"x"}})"), "io_bindings: expected an array, got object");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[1]})"), "io_bindings[0]: expected an object, got number");
+  EXPECT_ERROR(error_for(R"({"io_bindings":{"name":"x"}})"),
+               "io_bindings: expected an array, got object");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[1]})"),
+               "io_bindings[0]: expected an object, got number");
   EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":1,"is_input":true}]})"),
                "io_bindings[0].name: expected a string, got number");
   EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_input":1}]})"),
@@ -625,22 +652,32 @@ TEST(BlobReader, RejectsWrongTypesNamingTheField) {
                "io_bindings[0].shape: expected an array of integers");
   EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_input":true,"shape":[1,2.5]}]})"),
                "io_bindings[0].shape[1]: expected an integer");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_input":true,"shape":[18446744073709551615]}]})"),
-               "io_bindings[0].shape[0]: integer 18446744073709551615 does not fit in int64");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":{})")), "aliased_io: expected an array, got object");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":null)")), "aliased_io: expected an array, got null");
+  EXPECT_ERROR(
+      error_for(R"({"io_bindings":[{"name":"x","is_input":true,"shape":[18446744073709551615]}]})"),
+      "io_bindings[0].shape[0]: integer 18446744073709551615 does not fit in int64");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":{})")),
+               "aliased_io: expected an array, got object");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":null)")),
+               "aliased_io: expected an array, got null");
   EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":["y"])"), "TR02"),
                "aliased_io[0]: expected an object, got string");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x","kind":1}])"), "TR02"),
-               "aliased_io[0].kind: expected a string");
+  EXPECT_ERROR(
+      error_for(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x","kind":1}])"), "TR02"),
+      "aliased_io[0].kind: expected a string");
   EXPECT_ERROR(error_for(with_bindings(R"(,"hardware_compatible":"yes")")),
                "hardware_compatible: expected true or false, got string");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"hardware_compatible":1)")), "hardware_compatible: expected true or false");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"device_id":"0")")), "device_id: expected an integer, got string");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"device_id":1.0)")), "device_id: expected an integer, got number");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"device_id":true)")), "device_id: expected an integer, got boolean");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"serialized_metadata":null)")), "serialized_metadata: expected a string");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"target_platform":["linux"])")), "target_platform: expected a string");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"hardware_compatible":1)")),
+               "hardware_compatible: expected true or false");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"device_id":"0")")),
+               "device_id: expected an integer, got string");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"device_id":1.0)")),
+               "device_id: expected an integer, got number");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"device_id":true)")),
+               "device_id: expected an integer, got boolean");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"serialized_metadata":null)")),
+               "serialized_metadata: expected a string");
+  EXPECT_ERROR(error_for(with_bindings(R"(,"target_platform":["linux"])")),
+               "target_platform: expected a string");
 }
 
 TEST(BlobReader, RejectsDeviceIdsThatAreNotADeviceIndex) {
@@ -650,7 +687,8 @@ TEST(BlobReader, RejectsDeviceIdsThatAreNotADeviceIndex) {
                  std::string("device_id: ") + device + " is not a CUDA device index");
   }
   // Too large even for 64 bits: the JSON number is no longer an integer.
-  EXPECT_ERROR(error_for(with_bindings(",\"device_id\":99999999999999999999")), "device_id: expected an integer");
+  EXPECT_ERROR(error_for(with_bindings(",\"device_id\":99999999999999999999")),
+               "device_id: expected an integer");
 }
 
 TEST(BlobReader, RejectsBindingEntriesWithMissingKeys) {
@@ -659,23 +697,29 @@ TEST(BlobReader, RejectsBindingEntriesWithMissingKeys) {
   // No default for is_input: guessing would shift every later argument.
   EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_input":true},{"name":"v"}]})"),
                "io_bindings[1]: ('v') has no \"is_input\"");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_inout":true}]})"), "has no \"is_input\"");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_inout":true}]})"),
+               "has no \"is_input\"");
 }
 
 TEST(BlobReader, RejectsEmptyBindingName) {
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","is_input":true},{"name":"","is_input":false}]})"),
-               "io_bindings[1].name: is empty");
+  EXPECT_ERROR(
+      error_for(R"({"io_bindings":[{"name":"x","is_input":true},{"name":"","is_input":false}]})"),
+      "io_bindings[1].name: is empty");
 }
 
 TEST(BlobReader, RejectsRepeatedBindingNames) {
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"k","is_input":true},{"name":"k","is_input":true}]})"),
-               "io_bindings[1]: repeats the name 'k' of io_bindings[0]");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"k","is_input":true},{"name":"o","is_input":false},)"
-                         R"({"name":"o","is_input":false}]})"),
-               "io_bindings[2]: repeats the name 'o' of io_bindings[1]");
+  EXPECT_ERROR(
+      error_for(R"({"io_bindings":[{"name":"k","is_input":true},{"name":"k","is_input":true}]})"),
+      "io_bindings[1]: repeats the name 'k' of io_bindings[0]");
+  EXPECT_ERROR(
+      error_for(R"({"io_bindings":[{"name":"k","is_input":true},{"name":"o","is_input":false},)"
+                R"({"name":"o","is_input":false}]})"),
+      "io_bindings[2]: repeats the name 'o' of io_bindings[1]");
   // One TensorRT name space for inputs and outputs.
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"kv","is_input":true},{"name":"kv","is_input":false}]})"),
-               "repeats the name 'kv'");
+  EXPECT_ERROR(
+      error_for(
+          R"({"io_bindings":[{"name":"kv","is_input":true},{"name":"kv","is_input":false}]})"),
+      "repeats the name 'kv'");
   // Escaped and raw spellings of one name are one name.
   EXPECT_ERROR(error_for("{\"io_bindings\":[{\"name\":\"\\u00e9\",\"is_input\":true},"
                          "{\"name\":\"\xc3\xa9\",\"is_input\":false}]}"),
@@ -683,12 +727,14 @@ TEST(BlobReader, RejectsRepeatedBindingNames) {
 }
 
 TEST(BlobReader, MessagesStayOnOneLineAndShort) {
-  const std::string error = error_for(R"({"io_bindings":[{"name":"a\nb","is_input":true},{"name":"a\nb","is_input":true}]})");
+  const std::string error = error_for(
+      R"({"io_bindings":[{"name":"a\nb","is_input":true},{"name":"a\nb","is_input":true}]})");
   EXPECT_ERROR(error, "repeats the name 'a\\x0ab'");
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   const std::string long_name(5000, 'n');
-  const std::string long_error = error_for(R"({"io_bindings":[{"name":")" + long_name + R"(","is_input":true},{"name":")" +
-                                           long_name + R"(","is_input":false}]})");
+  const std::string long_error =
+      error_for(R"({"io_bindings":[{"name":")" + long_name + R"(","is_input":true},{"name":")" +
+                long_name + R"(","is_input":false}]})");
   EXPECT_ERROR(long_error, "... (5000 bytes)");
   EXPECT_LT(long_error.size(), 400u) << long_error;
 }
@@ -696,9 +742,10 @@ TEST(BlobReader, MessagesStayOnOneLineAndShort) {
 // Upstream's writer puts every input first, its reader takes them in any
 // order: the delegate's arguments are the inputs in order, then the outputs.
 TEST(BlobReader, AcceptsInputsAndOutputsInterleaved) {
-  const auto result = parse(make_blob(R"({"io_bindings":[{"name":"a","is_input":true},)"
-                                      R"({"name":"y","is_input":false},{"name":"b","is_input":true},)"
-                                      R"({"name":"z","is_input":false}]})"));
+  const auto result =
+      parse(make_blob(R"({"io_bindings":[{"name":"a","is_input":true},)"
+                      R"({"name":"y","is_input":false},{"name":"b","is_input":true},)"
+                      R"({"name":"z","is_input":false}]})"));
   ASSERT_TRUE(result) << result.error();
   EXPECT_EQ(result.value().metadata.input_names(), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(result.value().metadata.output_names(), (std::vector<std::string>{"y", "z"}));
@@ -715,17 +762,23 @@ TEST(BlobReader, RejectsRepeatedKeys) {
   // Readers disagree on which of two "io_bindings" wins.
   EXPECT_ERROR(error_for(R"({"io_bindings":[],"io_bindings":[{"name":"x","is_input":true}]})"),
                "repeats the key 'io_bindings'");
-  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","name":"y","is_input":true}]})"), "repeats the key 'name'");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[{"name":"x","name":"y","is_input":true}]})"),
+               "repeats the key 'name'");
   EXPECT_ERROR(error_for(R"({"io_bindings":[],"u":{"a":1,"a":2}})"), "repeats the key 'a'");
   // The same key in sibling objects is fine.
-  EXPECT_EQ(error_for(R"({"io_bindings":[{"name":"x","is_input":true},{"name":"y","is_input":false}]})"), "");
+  EXPECT_EQ(
+      error_for(R"({"io_bindings":[{"name":"x","is_input":true},{"name":"y","is_input":false}]})"),
+      "");
 }
 
 TEST(BlobReader, RejectsUnknownAliasKind) {
-  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x","kind":"shared"}])"), "TR02"),
-               "aliased_io[0].kind: unknown alias kind 'shared', expected 'kv_cache_update' or 'user'");
-  EXPECT_ERROR(error_for(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x","kind":""}])"), "TR02"),
-               "unknown alias kind ''");
+  EXPECT_ERROR(
+      error_for(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x","kind":"shared"}])"),
+                "TR02"),
+      "aliased_io[0].kind: unknown alias kind 'shared', expected 'kv_cache_update' or 'user'");
+  EXPECT_ERROR(
+      error_for(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x","kind":""}])"), "TR02"),
+      "unknown alias kind ''");
 }
 
 TEST(BlobReader, RejectsAliasEntriesWithMissingOrBlankNames) {
@@ -749,17 +802,22 @@ TEST(BlobReader, RejectsAliasesOfUnknownOrWrongDirectionTensors) {
 }
 
 TEST(BlobReader, RejectsRepeatedAliases) {
-  const std::string bindings = R"({"io_bindings":[{"name":"k","is_input":true},{"name":"v","is_input":true},)"
-                               R"({"name":"ko","is_input":false},{"name":"vo","is_input":false}],"aliased_io":)";
-  EXPECT_ERROR(error_for(bindings + R"([{"output":"ko","input":"k"},{"output":"ko","input":"k"}]})", "TR02"),
-               "aliased_io[1]: aliases output 'ko' again (aliased_io[0] already does)");
-  EXPECT_ERROR(error_for(bindings + R"([{"output":"ko","input":"k"},{"output":"ko","input":"v"}]})", "TR02"),
-               "aliases output 'ko' again");
+  const std::string bindings =
+      R"({"io_bindings":[{"name":"k","is_input":true},{"name":"v","is_input":true},)"
+      R"({"name":"ko","is_input":false},{"name":"vo","is_input":false}],"aliased_io":)";
+  EXPECT_ERROR(
+      error_for(bindings + R"([{"output":"ko","input":"k"},{"output":"ko","input":"k"}]})", "TR02"),
+      "aliased_io[1]: aliases output 'ko' again (aliased_io[0] already does)");
+  EXPECT_ERROR(
+      error_for(bindings + R"([{"output":"ko","input":"k"},{"output":"ko","input":"v"}]})", "TR02"),
+      "aliases output 'ko' again");
   EXPECT_ERROR(error_for(bindings + R"([{"output":"ko","input":"k","kind":"user"},)"
                                     R"({"output":"vo","input":"k","kind":"user"}]})",
                          "TR02"),
                "aliased_io[1]: aliases input 'k' again");
-  EXPECT_EQ(error_for(bindings + R"([{"output":"ko","input":"k"},{"output":"vo","input":"v"}]})", "TR02"), "");
+  EXPECT_EQ(
+      error_for(bindings + R"([{"output":"ko","input":"k"},{"output":"vo","input":"v"}]})", "TR02"),
+      "");
 }
 
 // TR02 exists so that an old reader, which would bind aliased outputs to their
@@ -767,7 +825,8 @@ TEST(BlobReader, RejectsRepeatedAliases) {
 // is non-empty, and its reader honours aliased_io under either magic: so does
 // this one.
 TEST(BlobReader, ReadsAliasesUnderTR01) {
-  const auto result = parse(make_blob(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x"}])"), "TR01"));
+  const auto result =
+      parse(make_blob(with_bindings(R"(,"aliased_io":[{"output":"y","input":"x"}])"), "TR01"));
   ASSERT_TRUE(result) << result.error();
   ASSERT_EQ(result.value().metadata.aliased_io.size(), 1u);
   EXPECT_EQ(result.value().metadata.aliased_io[0].output, "y");
@@ -792,12 +851,14 @@ TEST(BlobReader, AcceptsTR02WithAnExplicitlyEmptyAliasedIo) {
 // ---- Limits ------------------------------------------------------------------
 
 std::string nested_arrays(int depth) {
-  return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']');
+  return std::string(static_cast<std::size_t>(depth), '[') +
+         std::string(static_cast<std::size_t>(depth), ']');
 }
 
 TEST(BlobReader, AcceptsNestingUpToTheLimit) {
   // The top-level object is one level.
-  const auto result = parse(make_blob(R"({"io_bindings":[],"x":)" + nested_arrays(kMaxMetadataJsonDepth - 1) + "}"));
+  const auto result = parse(
+      make_blob(R"({"io_bindings":[],"x":)" + nested_arrays(kMaxMetadataJsonDepth - 1) + "}"));
   EXPECT_TRUE(result.ok()) << result.error();
 }
 
@@ -807,16 +868,18 @@ TEST(BlobReader, RejectsDeepNesting) {
   std::string objects;
   for (int i = 0; i < 1000; ++i) objects += "{\"a\":";
   objects += "1" + std::string(1000, '}');
-  EXPECT_ERROR(error_for(R"({"io_bindings":[],"x":)" + objects + "}"), "nests deeper than 64 levels");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[],"x":)" + objects + "}"),
+               "nests deeper than 64 levels");
   // Far deeper than any stack would survive in a recursive reader, and not even closed.
-  EXPECT_ERROR(error_for(R"({"io_bindings":[],"x":)" + std::string(1000000, '[')), "nests deeper than 64 levels");
+  EXPECT_ERROR(error_for(R"({"io_bindings":[],"x":)" + std::string(1000000, '[')),
+               "nests deeper than 64 levels");
 }
 
 std::string many_bindings(std::size_t count) {
   std::string json = "{\"io_bindings\":[";
   for (std::size_t i = 0; i < count; ++i) {
-    json += (i ? ",{\"name\":\"t" : "{\"name\":\"t") + std::to_string(i) + "\",\"is_input\":" +
-            (i < count / 2 ? "true}" : "false}");
+    json += (i ? ",{\"name\":\"t" : "{\"name\":\"t") + std::to_string(i) +
+            "\",\"is_input\":" + (i < count / 2 ? "true}" : "false}");
   }
   return json + "]}";
 }
@@ -828,7 +891,8 @@ TEST(BlobReader, AcceptsTheLargestBindingCount) {
 }
 
 TEST(BlobReader, RejectsAbsurdBindingCounts) {
-  EXPECT_ERROR(error_for(many_bindings(kMaxBlobBindings + 1)), "io_bindings: has 65537 entries, more than the 65536");
+  EXPECT_ERROR(error_for(many_bindings(kMaxBlobBindings + 1)),
+               "io_bindings: has 65537 entries, more than the 65536");
   std::string aliases = R"({"io_bindings":[],"aliased_io":[)";
   for (std::size_t i = 0; i <= kMaxBlobBindings; ++i) aliases += (i ? ",{}" : "{}");
   EXPECT_ERROR(error_for(aliases + "]}", "TR02"), "aliased_io: has 65537 entries");
@@ -857,20 +921,25 @@ TEST(BlobReader, HeaderAloneDoesNotTouchTheMetadata) {
 // ---- Description for tte_blob_describe_json ------------------------------
 
 TEST(BlobReader, DescribesTheBlobInTheDocumentedKeyOrder) {
-  const Bytes blob = make_blob(upstream_metadata({{"x\xc3\xa9", true}, {"k", true}, {"y", false}, {"ko", false}},
-                                                 {{"ko", "k", "user"}}, 3),
-                               "TR02");
+  const Bytes blob =
+      make_blob(upstream_metadata({{"x\xc3\xa9", true}, {"k", true}, {"y", false}, {"ko", false}},
+                                  {{"ko", "k", "user"}}, 3),
+                "TR02");
   const auto parsed = parse(blob);
   ASSERT_TRUE(parsed.ok()) << parsed.error();
   const std::string json = describe_delegate_blob(parsed.value());
   const std::string prefix = R"({"magic":"TR02","metadata_offset":32,"metadata_size":)";
   EXPECT_EQ(json.substr(0, prefix.size()), prefix);
-  EXPECT_NE(json.find(R"("engine_size":12,"io_bindings":[{"name":"x)" "\xc3\xa9" R"(","is_input":true,"dtype":"","shape":[]})"),
+  EXPECT_NE(json.find(R"("engine_size":12,"io_bindings":[{"name":"x)"
+                      "\xc3\xa9"
+                      R"(","is_input":true,"dtype":"","shape":[]})"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("aliased_io":[{"output":"ko","input":"k","kind":"user"}],"hardware_compatible":false,)"
-                      R"("device_id":3,"serialized_metadata":"gAR9lC4=","target_platform":"linux_x86_64"})"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          R"("aliased_io":[{"output":"ko","input":"k","kind":"user"}],"hardware_compatible":false,)"
+          R"("device_id":3,"serialized_metadata":"gAR9lC4=","target_platform":"linux_x86_64"})"),
+      std::string::npos)
       << json;
 }
 

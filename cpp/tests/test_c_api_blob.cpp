@@ -13,7 +13,8 @@
 
 namespace {
 
-std::vector<std::uint8_t> make_blob(const std::string& metadata, const char* magic, const std::string& engine) {
+std::vector<std::uint8_t> make_blob(const std::string& metadata, const char* magic,
+                                    const std::string& engine) {
   const std::size_t engine_offset = (32 + metadata.size() + 15) / 16 * 16;
   std::vector<std::uint8_t> blob(engine_offset + engine.size(), 0);
   auto put = [&](std::size_t offset, std::uint64_t value, int bytes) {
@@ -43,16 +44,18 @@ TEST(CApiBlob, DescribesAValidBlob) {
   const auto blob = make_blob(kMetadata, "TR02", "PLAN");
   char* json = nullptr;
   TteError error{};
-  ASSERT_EQ(tte_blob_describe_json(blob.data(), blob.size(), &json, &error), TTE_OK) << error.message;
+  ASSERT_EQ(tte_blob_describe_json(blob.data(), blob.size(), &json, &error), TTE_OK)
+      << error.message;
   ASSERT_NE(json, nullptr);
   const auto doc = nlohmann::ordered_json::parse(json);
   tte_free_string(json);
 
   std::vector<std::string> keys;
   for (const auto& item : doc.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"magic", "metadata_offset", "metadata_size", "engine_offset",
-                                            "engine_size", "io_bindings", "aliased_io", "hardware_compatible",
-                                            "device_id", "serialized_metadata", "target_platform"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"magic", "metadata_offset", "metadata_size",
+                                            "engine_offset", "engine_size", "io_bindings",
+                                            "aliased_io", "hardware_compatible", "device_id",
+                                            "serialized_metadata", "target_platform"}));
   EXPECT_EQ(doc["magic"], "TR02");
   EXPECT_EQ(doc["metadata_offset"], 32);
   EXPECT_EQ(doc["metadata_size"], kMetadata.size());
@@ -78,7 +81,8 @@ TEST(CApiBlob, RefusesACorruptBlobWithTheReadersMessage) {
   blob[3] = '3';
   char* json = reinterpret_cast<char*>(1);
   TteError error{};
-  EXPECT_EQ(tte_blob_describe_json(blob.data(), blob.size(), &json, &error), TTE_ERROR_INVALID_PROGRAM);
+  EXPECT_EQ(tte_blob_describe_json(blob.data(), blob.size(), &json, &error),
+            TTE_ERROR_INVALID_PROGRAM);
   EXPECT_EQ(json, nullptr);
   EXPECT_EQ(error.code, TTE_ERROR_INVALID_PROGRAM);
   EXPECT_NE(std::string(error.message).find("'TR03'"), std::string::npos) << error.message;
@@ -87,10 +91,12 @@ TEST(CApiBlob, RefusesACorruptBlobWithTheReadersMessage) {
 TEST(CApiBlob, TruncationAtEveryByteIsRefused) {
   const auto blob = make_blob(kMetadata, "TR02", "PLAN");
   for (std::size_t size = 0; size < blob.size(); ++size) {
-    const std::vector<std::uint8_t> cut(blob.begin(), blob.begin() + static_cast<std::ptrdiff_t>(size));
+    const std::vector<std::uint8_t> cut(blob.begin(),
+                                        blob.begin() + static_cast<std::ptrdiff_t>(size));
     char* json = nullptr;
     TteError error{};
-    EXPECT_EQ(tte_blob_describe_json(size ? cut.data() : nullptr, size, &json, &error), TTE_ERROR_INVALID_PROGRAM)
+    EXPECT_EQ(tte_blob_describe_json(size ? cut.data() : nullptr, size, &json, &error),
+              TTE_ERROR_INVALID_PROGRAM)
         << size;
     EXPECT_EQ(json, nullptr);
     EXPECT_NE(error.message[0], '\0');
@@ -100,7 +106,8 @@ TEST(CApiBlob, TruncationAtEveryByteIsRefused) {
 TEST(CApiBlob, RefusesBadArguments) {
   const auto blob = make_blob(kMetadata, "TR02", "PLAN");
   TteError error{};
-  EXPECT_EQ(tte_blob_describe_json(blob.data(), blob.size(), nullptr, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tte_blob_describe_json(blob.data(), blob.size(), nullptr, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(error.message).find("out_json"), std::string::npos) << error.message;
   char* json = nullptr;
   EXPECT_EQ(tte_blob_describe_json(nullptr, 64, &json, &error), TTE_ERROR_INVALID_ARGUMENT);

@@ -83,7 +83,8 @@ TEST(CBoundary, EveryExportedFunctionAnswersAThrowInItsBody) {
   expect_empty("tte_library_path", tte_library_path());
   tte_set_log_level(TTE_LOG_DEBUG);
   returned("tte_set_log_level");
-  expect_fallback("tte_get_log_level", tte_get_log_level(), static_cast<TteLogLevel>(TTE_LOG_WARNING));
+  expect_fallback("tte_get_log_level", tte_get_log_level(),
+                  static_cast<TteLogLevel>(TTE_LOG_WARNING));
   expect_fallback("tte_cuda_device_count", tte_cuda_device_count(), 0);
   expect_empty("tte_cuda_unavailable_reason", tte_cuda_unavailable_reason());
   expect_empty("tte_cuda_allocator_owner", tte_cuda_allocator_owner());
@@ -150,8 +151,8 @@ TEST(CBoundary, EveryExportedFunctionAnswersAThrowInItsBody) {
   expect_failed("tte_program_method_io_count",
                 tte_program_method_io_count(nullptr, "forward", &count, &outputs, &error), error);
   error = {};
-  expect_failed("tte_program_input_info", tte_program_input_info(nullptr, "forward", 0, &info, &error),
-                error);
+  expect_failed("tte_program_input_info",
+                tte_program_input_info(nullptr, "forward", 0, &info, &error), error);
   error = {};
   expect_failed("tte_program_output_info",
                 tte_program_output_info(nullptr, "forward", 0, &info, &error), error);
@@ -166,12 +167,13 @@ TEST(CBoundary, EveryExportedFunctionAnswersAThrowInItsBody) {
                 error);
   TteMethod* method = nullptr;
   error = {};
-  expect_failed("tte_program_get_method", tte_program_get_method(nullptr, "forward", &method, &error),
-                error);
+  expect_failed("tte_program_get_method",
+                tte_program_get_method(nullptr, "forward", &method, &error), error);
   tte_method_release(nullptr);
   returned("tte_method_release");
   error = {};
-  expect_failed("tte_method_io_count", tte_method_io_count(nullptr, &count, &outputs, &error), error);
+  expect_failed("tte_method_io_count", tte_method_io_count(nullptr, &count, &outputs, &error),
+                error);
   error = {};
   expect_failed("tte_method_run", tte_method_run(nullptr, nullptr, 0, nullptr, nullptr, 0, &error),
                 error);
@@ -190,7 +192,8 @@ TEST(CBoundary, EveryExportedFunctionAnswersAThrowInItsBody) {
   const std::set<std::string> all = declared();
   ASSERT_GE(all.size(), 40u);
   for (const std::string& function : all) {
-    EXPECT_TRUE(called().count(function)) << function << " is declared in c_api.h but not called here";
+    EXPECT_TRUE(called().count(function))
+        << function << " is declared in c_api.h but not called here";
   }
   for (const std::string& function : called()) {
     EXPECT_TRUE(all.count(function)) << function << " is called here but not declared in c_api.h";

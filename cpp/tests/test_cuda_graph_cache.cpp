@@ -57,8 +57,8 @@ cudaError_t fake_update(cudaGraphExec_t, cudaGraph_t) {
   return g_refuse_update ? cudaErrorGraphExecUpdateFailure : cudaSuccess;
 }
 
-const CudaGraphCalls kFakeCalls{&fake_synchronize, &fake_begin,         &fake_end,
-                                &fake_instantiate, &fake_launch,        &fake_destroy_graph,
+const CudaGraphCalls kFakeCalls{&fake_synchronize,  &fake_begin,  &fake_end,
+                                &fake_instantiate,  &fake_launch, &fake_destroy_graph,
                                 &fake_destroy_exec, &fake_update};
 
 void* at(uintptr_t address) { return reinterpret_cast<void*>(address); }
@@ -168,7 +168,8 @@ TEST_F(GraphCache, AShapeOrContextChangeRunsPlainlyFirst) {
 TEST_F(GraphCache, CannotCaptureIsDecidedPerShapeSet) {
   CudaGraphCache cache(8, kFakeCalls);
   RuntimeStats::instance().reset();
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(run(cache, {3}, io(0x10, 0x20), /*capturable=*/false).ok());
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(run(cache, {3}, io(0x10, 0x20), /*capturable=*/false).ok());
   EXPECT_EQ(cache.num_graphs(), 0u);
   EXPECT_EQ(count("begin_capture"), 0);
   EXPECT_EQ(count("capturable?"), 1) << "asked once for this shape set";
@@ -224,7 +225,8 @@ TEST_F(GraphCache, FreshAddressesUpdateTheGraphInPlace) {
   for (uintptr_t x = 0x100; x < 0x100 + 100 * 0x20; x += 0x20) {
     calls_.clear();
     ASSERT_TRUE(run(cache, {1}, io(x, x + 0x10)).ok());
-    ASSERT_EQ(calls_, (Calls{"capturable?", "begin_capture", "enqueue", "end_capture", "update", "launch"}))
+    ASSERT_EQ(calls_,
+              (Calls{"capturable?", "begin_capture", "enqueue", "end_capture", "update", "launch"}))
         << x;
     ASSERT_EQ(enqueued_at_, io(x, x + 0x10)) << "captured at the call's own addresses";
   }
@@ -336,7 +338,8 @@ TEST(DeviceAddress, HostMemoryOnIntegratedGpus) {
   PointerInfo pinned;
   pinned.kind = PointerKind::kHost;
   pinned.device_pointer = &mapped;
-  EXPECT_EQ(device_address(pinned, &data, 0, orin), &mapped) << "the mapped address, not the host one";
+  EXPECT_EQ(device_address(pinned, &data, 0, orin), &mapped)
+      << "the mapped address, not the host one";
   EXPECT_EQ(device_address(pinned, &data, 0, discrete), nullptr);
   pinned.device_pointer = nullptr;
   EXPECT_EQ(device_address(pinned, &data, 0, orin), nullptr) << "not mapped: staged";
@@ -351,20 +354,25 @@ TEST(DeviceAddress, HostMemoryOnIntegratedGpus) {
 // Why no device is usable, in words: a CUDA 13 build on JetPack 6's driver
 // (CUDA 12.6) must say the driver is too old, not only "no CUDA device".
 TEST(CudaUnavailable, SaysWhichPartIsMissing) {
-  const std::string old_driver = describe_cuda_unavailable(cudaErrorInsufficientDriver, 12060, 13000);
+  const std::string old_driver =
+      describe_cuda_unavailable(cudaErrorInsufficientDriver, 12060, 13000);
   EXPECT_NE(old_driver.find("driver is too old"), std::string::npos) << old_driver;
   EXPECT_NE(old_driver.find("CUDA 12.6"), std::string::npos) << old_driver;
   EXPECT_NE(old_driver.find("CUDA 13.0"), std::string::npos) << old_driver;
   EXPECT_NE(old_driver.find("libcudart.so.13"), std::string::npos) << old_driver;
-  EXPECT_NE(describe_cuda_unavailable(cudaErrorInsufficientDriver, 0, 13000).find("no NVIDIA driver"),
-            std::string::npos)
+  EXPECT_NE(
+      describe_cuda_unavailable(cudaErrorInsufficientDriver, 0, 13000).find("no NVIDIA driver"),
+      std::string::npos)
       << "the runtime says 'insufficient driver' when there is none at all";
-  EXPECT_NE(describe_cuda_unavailable(cudaErrorNoDevice, 13000, 13000).find("sees no GPU"), std::string::npos);
-  EXPECT_NE(describe_cuda_unavailable(cudaErrorUnknown, 13000, 13000).find("cudaErrorUnknown"), std::string::npos);
+  EXPECT_NE(describe_cuda_unavailable(cudaErrorNoDevice, 13000, 13000).find("sees no GPU"),
+            std::string::npos);
+  EXPECT_NE(describe_cuda_unavailable(cudaErrorUnknown, 13000, 13000).find("cudaErrorUnknown"),
+            std::string::npos);
 }
 
 TEST(CudaUnavailable, ThisMachinesAnswerIsConsistent) {
-  EXPECT_EQ(cuda_device_count() == 0, !cuda_unavailable_reason().empty()) << cuda_unavailable_reason();
+  EXPECT_EQ(cuda_device_count() == 0, !cuda_unavailable_reason().empty())
+      << cuda_unavailable_reason();
 }
 
 TEST(DeviceAddress, TheLegacyDefaultStreamIsRecognised) {

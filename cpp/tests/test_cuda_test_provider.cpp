@@ -16,7 +16,9 @@ extern "C" const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_versi
 
 namespace {
 
-const TteEngineProvider& capturable() { return *tte_engine_provider_entry(TTE_ENGINE_PROVIDER_ABI_VERSION); }
+const TteEngineProvider& capturable() {
+  return *tte_engine_provider_entry(TTE_ENGINE_PROVIDER_ABI_VERSION);
+}
 const TteEngineProvider& uncapturable() { return *tte_test_cuda_provider_uncapturable(); }
 
 bool have_gpu() {
@@ -29,27 +31,31 @@ bool have_gpu() {
 #define REQUIRE_GPU() \
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device: this case runs on a GPU machine"
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 std::string input(const std::string& name, const std::string& dtype, const std::string& dims) {
-  return R"({"name":")" + name + R"(","is_input":true,"dtype":")" + dtype + R"(","profiles":[{"min":)" + dims +
-         R"(,"opt":)" + dims + R"(,"max":)" + dims + "}]}";
+  return R"({"name":")" + name + R"(","is_input":true,"dtype":")" + dtype +
+         R"(","profiles":[{"min":)" + dims + R"(,"opt":)" + dims + R"(,"max":)" + dims + "}]}";
 }
 
 std::string output(const std::string& name, const std::string& dtype, const std::string& shape_of) {
-  return R"({"name":")" + name + R"(","is_input":false,"dtype":")" + dtype + R"(","shape_of":")" + shape_of + "\"}";
+  return R"({"name":")" + name + R"(","is_input":false,"dtype":")" + dtype + R"(","shape_of":")" +
+         shape_of + "\"}";
 }
 
 std::string add_one_plan(const std::string& dtype, size_t n, const std::string& extra = "") {
   std::string dims = "[" + std::to_string(n) + "]";
-  return R"({"op":"add_one","tensors":[)" + input("x", dtype, dims) + "," + output("y", dtype, "x") + "]" + extra + "}";
+  return R"({"op":"add_one","tensors":[)" + input("x", dtype, dims) + "," +
+         output("y", dtype, "x") + "]" + extra + "}";
 }
 
 std::string kv_plan(size_t n, const std::string& extra = "") {
   std::string dims = "[" + std::to_string(n) + "]";
-  return R"({"op":"kv_update","tensors":[)" + input("cache", "float32", dims) + "," + input("x", "float32", dims) + "," +
-         output("cache_out", "float32", "cache") + "," + output("y", "float32", "cache") +
-         R"(],"aliases":{"cache_out":"cache"})" + extra + "}";
+  return R"({"op":"kv_update","tensors":[)" + input("cache", "float32", dims) + "," +
+         input("x", "float32", dims) + "," + output("cache_out", "float32", "cache") + "," +
+         output("y", "float32", "cache") + R"(],"aliases":{"cache_out":"cache"})" + extra + "}";
 }
 
 struct Result {
@@ -59,11 +65,13 @@ struct Result {
 
 class Engine {
  public:
-  Engine(const TteEngineProvider& provider, const std::string& json, const TteEngineLoadOptions* options = nullptr)
+  Engine(const TteEngineProvider& provider, const std::string& json,
+         const TteEngineLoadOptions* options = nullptr)
       : provider_(provider) {
     std::string plan = "TTE-TEST-ENGINE\n" + json;
     TteError error{};
-    status_ = provider.deserialize(provider.user_data, plan.data(), plan.size(), options, &engine_, &error);
+    status_ = provider.deserialize(provider.user_data, plan.data(), plan.size(), options, &engine_,
+                                   &error);
     message_ = error.message;
   }
   ~Engine() {
@@ -78,7 +86,8 @@ class Engine {
 
   Result set_shape(int32_t index, std::vector<int64_t> dims) {
     TteError error{};
-    TteStatus s = provider_.set_input_shape(engine_, index, dims.data(), static_cast<int32_t>(dims.size()), &error);
+    TteStatus s = provider_.set_input_shape(engine_, index, dims.data(),
+                                            static_cast<int32_t>(dims.size()), &error);
     return {s, error.message};
   }
   Result set_address(int32_t index, void* address) {
@@ -192,16 +201,19 @@ TEST(CudaTestProviderAbi, OtherPlansAreNotAcceptedWithOrWithoutAGpu) {
   std::string plan("ftrt\0\0\0\0 a TensorRT plan", 25);
   TteEngine* engine = nullptr;
   TteError error{};
-  EXPECT_EQ(capturable().deserialize(capturable().user_data, plan.data(), plan.size(), nullptr, &engine, &error),
+  EXPECT_EQ(capturable().deserialize(capturable().user_data, plan.data(), plan.size(), nullptr,
+                                     &engine, &error),
             TTE_ERROR_NOT_ACCEPTED);
   EXPECT_TRUE(contains(error.message, "test-cuda accepts only test-engine plans")) << error.message;
   EXPECT_EQ(engine, nullptr);
 }
 
 TEST(CudaTestProviderAbi, InvalidPlansAreInvalidProgramsWithOrWithoutAGpu) {
-  Engine engine(capturable(), R"({"op":"add_one","tensors":[)" + input("x", "float32", "[4]") + "]}");
+  Engine engine(capturable(),
+                R"({"op":"add_one","tensors":[)" + input("x", "float32", "[4]") + "]}");
   EXPECT_EQ(engine.status(), TTE_ERROR_INVALID_PROGRAM);
-  EXPECT_TRUE(contains(engine.message(), "op 'add_one' takes 1 input and 1 output")) << engine.message();
+  EXPECT_TRUE(contains(engine.message(), "op 'add_one' takes 1 input and 1 output"))
+      << engine.message();
 }
 
 TEST(CudaTestProviderAbi, NoDeviceIsAClearError) {
@@ -210,7 +222,8 @@ TEST(CudaTestProviderAbi, NoDeviceIsAClearError) {
     Engine engine(*p, add_one_plan("float32", 4));
     EXPECT_EQ(engine.status(), TTE_ERROR_NO_DEVICE);
     EXPECT_EQ(engine.get(), nullptr);
-    EXPECT_TRUE(contains(engine.message(), std::string("no CUDA device: provider ") + p->name + " needs an NVIDIA GPU"))
+    EXPECT_TRUE(contains(engine.message(), std::string("no CUDA device: provider ") + p->name +
+                                               " needs an NVIDIA GPU"))
         << engine.message();
   }
 }
@@ -221,7 +234,8 @@ TEST_F(CudaTestProvider, AddOneInEveryArithmeticDtype) {
   std::vector<float> y = add_one<float>("float32", x);
   for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] + 1.0f) << i;
   EXPECT_EQ(add_one<double>("float64", {0.25, -7.0}), (std::vector<double>{1.25, -6.0}));
-  EXPECT_EQ(add_one<int64_t>("int64", {-1, 41, INT64_MAX}), (std::vector<int64_t>{0, 42, INT64_MIN}));
+  EXPECT_EQ(add_one<int64_t>("int64", {-1, 41, INT64_MAX}),
+            (std::vector<int64_t>{0, 42, INT64_MIN}));
   EXPECT_EQ(add_one<int32_t>("int32", {-5, INT32_MAX}), (std::vector<int32_t>{-4, INT32_MIN}));
   EXPECT_EQ(add_one<int16_t>("int16", {7, 32767}), (std::vector<int16_t>{8, -32768}));
   EXPECT_EQ(add_one<int8_t>("int8", {0, 127, -128}), (std::vector<int8_t>{1, -128, -127}));
@@ -235,10 +249,12 @@ TEST_F(CudaTestProvider, AddOneInEveryArithmeticDtype) {
 
 TEST_F(CudaTestProvider, AddAndIdentity) {
   std::string dims = "[5]";
-  Engine add(capturable(), R"({"op":"add","tensors":[)" + input("a", "float16", dims) + "," + input("b", "float16", dims) +
-                               "," + output("y", "float16", "a") + "]}");
+  Engine add(capturable(), R"({"op":"add","tensors":[)" + input("a", "float16", dims) + "," +
+                               input("b", "float16", dims) + "," + output("y", "float16", "a") +
+                               "]}");
   ASSERT_LOADED(add);
-  DeviceVector<uint16_t> a({0x0001, 0x0200, 0x6800, 0x6800, 0x7BFF}), b({0x0001, 0x0200, 0x3C00, 0x4200, 0x5000}), y(5);
+  DeviceVector<uint16_t> a({0x0001, 0x0200, 0x6800, 0x6800, 0x7BFF}),
+      b({0x0001, 0x0200, 0x3C00, 0x4200, 0x5000}), y(5);
   add.set_shape(0, {5});
   add.set_shape(1, {5});
   add.set_address(0, a.get());
@@ -248,8 +264,9 @@ TEST_F(CudaTestProvider, AddAndIdentity) {
   ASSERT_CUDA(cudaStreamSynchronize(stream_));
   EXPECT_EQ(y.host(), (std::vector<uint16_t>{0x0002, 0x0400, 0x6800, 0x6802, 0x7C00}));
 
-  Engine identity(capturable(), R"({"op":"identity","tensors":[)" + input("p", "int64", "[3]") + "," +
-                                    input("q", "bool", "[2]") + "," + output("p_out", "int64", "p") + "," +
+  Engine identity(capturable(), R"({"op":"identity","tensors":[)" + input("p", "int64", "[3]") +
+                                    "," + input("q", "bool", "[2]") + "," +
+                                    output("p_out", "int64", "p") + "," +
                                     output("q_out", "bool", "q") + "]}");
   ASSERT_LOADED(identity);
   DeviceVector<int64_t> p({1, -2, 3}), p_out(3);
@@ -306,7 +323,8 @@ TEST_F(CudaTestProvider, RefusesPageableHostMemoryButTakesPinned) {
   std::vector<float> pageable(4, 1.0f);
   Result r = engine.set_address(0, pageable.data());
   EXPECT_EQ(r.status, TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(r.message, "'x' (index 0) is pageable host memory; provider test-cuda needs device memory"))
+  EXPECT_TRUE(contains(
+      r.message, "'x' (index 0) is pageable host memory; provider test-cuda needs device memory"))
       << r.message;
   float* pinned = nullptr;
   ASSERT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&pinned), 4 * sizeof(float)));
@@ -329,7 +347,8 @@ TEST_F(CudaTestProvider, DeviceIdMustExistAndBeCurrent) {
   options.device_id = count;
   Engine engine(capturable(), add_one_plan("float32", 4), &options);
   EXPECT_EQ(engine.status(), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(engine.message(), "device_id " + std::to_string(count) + " is out of range")) << engine.message();
+  EXPECT_TRUE(contains(engine.message(), "device_id " + std::to_string(count) + " is out of range"))
+      << engine.message();
   if (count > 1) {
     options.device_id = 1;  // device 0 is current
     Engine other(capturable(), add_one_plan("float32", 4), &options);
@@ -338,10 +357,12 @@ TEST_F(CudaTestProvider, DeviceIdMustExistAndBeCurrent) {
 }
 
 TEST_F(CudaTestProvider, FailHooks) {
-  Engine broken(capturable(), add_one_plan("float32", 4, R"(,"fail":{"deserialize":"no engine for you"})"));
+  Engine broken(capturable(),
+                add_one_plan("float32", 4, R"(,"fail":{"deserialize":"no engine for you"})"));
   EXPECT_EQ(broken.status(), TTE_ERROR_RUNTIME);
   EXPECT_EQ(broken.message(), "no engine for you");
-  Engine engine(capturable(), add_one_plan("float32", 4, R"(,"fail":{"enqueue":"launch refused"})"));
+  Engine engine(capturable(),
+                add_one_plan("float32", 4, R"(,"fail":{"enqueue":"launch refused"})"));
   ASSERT_LOADED(engine);
   DeviceVector<float> x(4), y(4);
   engine.set_shape(0, {4});

@@ -35,8 +35,9 @@ TEST(DlpackConvert, EveryMappedTypeRoundTrips) {
 // One table serves every lookup: by ScalarType, by its value (the C API's),
 // by DLPack dtype and by name, with sizes that match the DLPack bits.
 TEST(DlpackConvert, EveryLookupOfTheDtypeTableAgrees) {
-  const ScalarType types[] = {ScalarType::Bool,         ScalarType::Byte,  ScalarType::Long,
-                              ScalarType::Half,         ScalarType::Float, ScalarType::BFloat16,
+  const ScalarType types[] = {ScalarType::Bool,          ScalarType::Byte,
+                              ScalarType::Long,          ScalarType::Half,
+                              ScalarType::Float,         ScalarType::BFloat16,
                               ScalarType::ComplexDouble, ScalarType::Float8_e4m3fn};
   for (ScalarType type : types) {
     const DtypeInfo* entry = find_dtype(type);
@@ -81,7 +82,8 @@ TEST(DlpackConvert, NamesReadLikeNumpy) {
 }
 
 // dense_strides of `sizes` in `order` (empty: row-major), as a vector.
-std::vector<int64_t> strides_of(const std::vector<int64_t>& sizes, const std::vector<uint8_t>& order) {
+std::vector<int64_t> strides_of(const std::vector<int64_t>& sizes,
+                                const std::vector<uint8_t>& order) {
   std::vector<int64_t> out(sizes.size());
   dense_strides(sizes.data(), order.empty() ? nullptr : order.data(), sizes.size(), out.data());
   return out;

@@ -28,7 +28,8 @@ TEST(FuzzRegressions, DamagedProgramsAreRefusedAtOpen) {
   ASSERT_GE(files.size(), 5u);
   for (const auto& path : files) {
     std::ifstream file(path, std::ios::binary);
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
+                                  std::istreambuf_iterator<char>());
     TteProgram* program = nullptr;
     TteError error{};
     EXPECT_EQ(tte_program_open_buffer(bytes.data(), bytes.size(), nullptr, &program, &error),
@@ -37,7 +38,8 @@ TEST(FuzzRegressions, DamagedProgramsAreRefusedAtOpen) {
     EXPECT_EQ(program, nullptr);
     EXPECT_NE(std::string(error.message).find("damaged"), std::string::npos) << error.message;
     error = TteError{};
-    EXPECT_EQ(tte_program_open_file(path.c_str(), nullptr, &program, &error), TTE_ERROR_INVALID_PROGRAM)
+    EXPECT_EQ(tte_program_open_file(path.c_str(), nullptr, &program, &error),
+              TTE_ERROR_INVALID_PROGRAM)
         << path;
     EXPECT_EQ(program, nullptr);
     tte_program_close(program);

@@ -20,7 +20,9 @@ extern "C" const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_versi
 
 namespace {
 
-const TteEngineProvider& provider() { return *tte_engine_provider_entry(TTE_ENGINE_PROVIDER_ABI_VERSION); }
+const TteEngineProvider& provider() {
+  return *tte_engine_provider_entry(TTE_ENGINE_PROVIDER_ABI_VERSION);
+}
 
 std::string test_plan(const std::string& json) { return "TTE-TEST-ENGINE\n" + json; }
 
@@ -30,7 +32,8 @@ class Engine {
   explicit Engine(const std::string& json, const TteEngineLoadOptions* options = nullptr) {
     std::string plan = test_plan(json);
     TteError error{};
-    status_ = provider().deserialize(provider().user_data, plan.data(), plan.size(), options, &engine_, &error);
+    status_ = provider().deserialize(provider().user_data, plan.data(), plan.size(), options,
+                                     &engine_, &error);
     message_ = error.message;
   }
   ~Engine() {
@@ -59,7 +62,8 @@ struct Result {
 
 Result set_shape(TteEngine* e, int32_t index, std::vector<int64_t> dims) {
   TteError error{};
-  TteStatus s = provider().set_input_shape(e, index, dims.data(), static_cast<int32_t>(dims.size()), &error);
+  TteStatus s =
+      provider().set_input_shape(e, index, dims.data(), static_cast<int32_t>(dims.size()), &error);
   return {s, error.message};
 }
 
@@ -90,7 +94,9 @@ std::vector<int64_t> output_shape(TteEngine* e, int32_t index) {
   return s == TTE_OK ? std::vector<int64_t>(dims, dims + rank) : std::vector<int64_t>{};
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TteTestProviderStats stats() {
   TteTestProviderStats s{};
@@ -100,16 +106,18 @@ TteTestProviderStats stats() {
 }
 
 std::string input(const std::string& name, const std::string& dtype, const std::string& dims) {
-  return R"({"name":")" + name + R"(","is_input":true,"dtype":")" + dtype + R"(","profiles":[{"min":)" + dims +
-         R"(,"opt":)" + dims + R"(,"max":)" + dims + "}]}";
+  return R"({"name":")" + name + R"(","is_input":true,"dtype":")" + dtype +
+         R"(","profiles":[{"min":)" + dims + R"(,"opt":)" + dims + R"(,"max":)" + dims + "}]}";
 }
 
 std::string output(const std::string& name, const std::string& dtype, const std::string& shape_of) {
-  return R"({"name":")" + name + R"(","is_input":false,"dtype":")" + dtype + R"(","shape_of":")" + shape_of + "\"}";
+  return R"({"name":")" + name + R"(","is_input":false,"dtype":")" + dtype + R"(","shape_of":")" +
+         shape_of + "\"}";
 }
 
 std::string add_one_plan(const std::string& dtype, const std::string& dims = "[4]") {
-  return R"({"op":"add_one","tensors":[)" + input("x", dtype, dims) + "," + output("y", dtype, "x") + "]}";
+  return R"({"op":"add_one","tensors":[)" + input("x", dtype, dims) + "," +
+         output("y", dtype, "x") + "]}";
 }
 
 // Runs add_one over `x` (static shape [n]) and returns y.
@@ -139,12 +147,17 @@ TEST(HostTestProvider, EntryServesAbiVersionOne) {
   EXPECT_EQ(p->memory_kind, TTE_MEMORY_HOST);
   EXPECT_EQ(p->enqueue_capturable, 0);
   EXPECT_EQ(p->release, nullptr);
-  for (const void* fn : {reinterpret_cast<const void*>(p->deserialize), reinterpret_cast<const void*>(p->num_io_tensors),
-                         reinterpret_cast<const void*>(p->describe_io_tensor), reinterpret_cast<const void*>(p->num_profiles),
-                         reinterpret_cast<const void*>(p->profile_shape), reinterpret_cast<const void*>(p->select_profile),
-                         reinterpret_cast<const void*>(p->set_input_shape), reinterpret_cast<const void*>(p->get_output_shape),
-                         reinterpret_cast<const void*>(p->set_tensor_address), reinterpret_cast<const void*>(p->enqueue),
-                         reinterpret_cast<const void*>(p->destroy)}) {
+  for (const void* fn :
+       {reinterpret_cast<const void*>(p->deserialize),
+        reinterpret_cast<const void*>(p->num_io_tensors),
+        reinterpret_cast<const void*>(p->describe_io_tensor),
+        reinterpret_cast<const void*>(p->num_profiles),
+        reinterpret_cast<const void*>(p->profile_shape),
+        reinterpret_cast<const void*>(p->select_profile),
+        reinterpret_cast<const void*>(p->set_input_shape),
+        reinterpret_cast<const void*>(p->get_output_shape),
+        reinterpret_cast<const void*>(p->set_tensor_address),
+        reinterpret_cast<const void*>(p->enqueue), reinterpret_cast<const void*>(p->destroy)}) {
     EXPECT_NE(fn, nullptr);
   }
 }
@@ -152,7 +165,8 @@ TEST(HostTestProvider, EntryServesAbiVersionOne) {
 TEST(HostTestProvider, LibraryExportsItsEntryPoints) {
   void* lib = dlopen(TTE_TEST_HOST_PROVIDER, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
-  auto entry = reinterpret_cast<TteEngineProviderEntryFn>(dlsym(lib, TTE_ENGINE_PROVIDER_ENTRY_SYMBOL));
+  auto entry =
+      reinterpret_cast<TteEngineProviderEntryFn>(dlsym(lib, TTE_ENGINE_PROVIDER_ENTRY_SYMBOL));
   ASSERT_NE(entry, nullptr);
   EXPECT_STREQ(entry(TTE_ENGINE_PROVIDER_ABI_VERSION)->name, "test-host");
   EXPECT_NE(dlsym(lib, "tte_test_provider_stats"), nullptr);
@@ -162,13 +176,16 @@ TEST(HostTestProvider, LibraryExportsItsEntryPoints) {
 }
 
 TEST(HostTestProvider, OtherPlansAreNotAccepted) {
-  for (std::string plan : {std::string(), std::string("ftrt\0\0\0\0 a TensorRT plan", 25), std::string("TTE-TEST-ENGINE")}) {
+  for (std::string plan : {std::string(), std::string("ftrt\0\0\0\0 a TensorRT plan", 25),
+                           std::string("TTE-TEST-ENGINE")}) {
     TteEngine* engine = reinterpret_cast<TteEngine*>(0x1);
     TteError error{};
-    EXPECT_EQ(provider().deserialize(nullptr, plan.data(), plan.size(), nullptr, &engine, &error), TTE_ERROR_NOT_ACCEPTED);
+    EXPECT_EQ(provider().deserialize(nullptr, plan.data(), plan.size(), nullptr, &engine, &error),
+              TTE_ERROR_NOT_ACCEPTED);
     EXPECT_EQ(error.code, TTE_ERROR_NOT_ACCEPTED);
     EXPECT_EQ(engine, nullptr);
-    EXPECT_TRUE(contains(error.message, "test-host accepts only test-engine plans")) << error.message;
+    EXPECT_TRUE(contains(error.message, "test-host accepts only test-engine plans"))
+        << error.message;
   }
 }
 
@@ -177,7 +194,8 @@ TEST(HostTestProvider, InvalidTestPlanIsAnInvalidProgram) {
   EXPECT_EQ(engine.status(), TTE_ERROR_INVALID_PROGRAM);
   EXPECT_EQ(engine.get(), nullptr);
   EXPECT_EQ(engine.message(),
-            "invalid test-engine plan: op: op 'add_one' takes 1 input and 1 output, the plan has 1 input and 0 outputs");
+            "invalid test-engine plan: op: op 'add_one' takes 1 input and 1 output, the plan has 1 "
+            "input and 0 outputs");
 }
 
 TEST(HostTestProvider, DescribesTensorsInEngineOrder) {
@@ -203,9 +221,12 @@ TEST(HostTestProvider, DescribesTensorsInEngineOrder) {
   }
   TteIoTensorDesc desc{};
   TteError error{};
-  EXPECT_EQ(provider().describe_io_tensor(engine.get(), 4, &desc, &error), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(error.message, "describe_io_tensor: I/O index 4 is out of range; the engine has 4 I/O tensors");
-  EXPECT_EQ(provider().describe_io_tensor(engine.get(), -1, &desc, nullptr), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().describe_io_tensor(engine.get(), 4, &desc, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(error.message,
+               "describe_io_tensor: I/O index 4 is out of range; the engine has 4 I/O tensors");
+  EXPECT_EQ(provider().describe_io_tensor(engine.get(), -1, &desc, nullptr),
+            TTE_ERROR_INVALID_ARGUMENT);
 }
 
 constexpr const char* kTwoProfiles = R"({"op":"add_one","tensors":[
@@ -225,9 +246,11 @@ TEST(HostTestProvider, ReportsProfiles) {
   EXPECT_EQ(std::vector<int64_t>(opt, opt + 2), (std::vector<int64_t>{16, 4}));
   EXPECT_EQ(std::vector<int64_t>(max, max + 2), (std::vector<int64_t>{32, 4}));
   TteError error{};
-  EXPECT_EQ(provider().profile_shape(engine.get(), 2, 0, min, opt, max, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().profile_shape(engine.get(), 2, 0, min, opt, max, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(error.message, "profile_shape: profile 2 is out of range; the engine has 2");
-  EXPECT_EQ(provider().profile_shape(engine.get(), 0, 1, min, opt, max, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().profile_shape(engine.get(), 0, 1, min, opt, max, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(error.message, "output 'y' (index 1) is an output")) << error.message;
   EXPECT_EQ(select_profile(engine.get(), 2).status, TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(select_profile(engine.get(), -1).status, TTE_ERROR_INVALID_ARGUMENT);
@@ -239,7 +262,9 @@ TEST(HostTestProvider, InputShapesAreCheckedAgainstTheSelectedProfile) {
   EXPECT_EQ(set_shape(engine.get(), 0, {8, 4}).status, TTE_OK);  // profile 0 is selected first
   Result r = set_shape(engine.get(), 0, {9, 4});
   EXPECT_EQ(r.status, TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(r.message, "set_input_shape: input 'x' (index 0) shape [9, 4] is outside profile 0: dim 0 must be in [1, 8]");
+  EXPECT_EQ(r.message,
+            "set_input_shape: input 'x' (index 0) shape [9, 4] is outside profile 0: dim 0 must be "
+            "in [1, 8]");
   ASSERT_EQ(select_profile(engine.get(), 1).status, TTE_OK);
   EXPECT_EQ(set_shape(engine.get(), 0, {9, 4}).status, TTE_OK);
   r = set_shape(engine.get(), 0, {2, 4});
@@ -257,29 +282,36 @@ TEST(HostTestProvider, InputShapesAreCheckedAgainstTheSelectedProfile) {
 }
 
 TEST(HostTestProvider, OutputShapesNeedEveryInputShape) {
-  Engine engine(R"({"op":"add","tensors":[)" + input("a", "int32", "[3]") + "," + input("b", "int32", "[3]") + "," +
+  Engine engine(R"({"op":"add","tensors":[)" + input("a", "int32", "[3]") + "," +
+                input("b", "int32", "[3]") + "," +
                 R"({"name":"y","is_input":false,"dtype":"int32","shape_of":"b"}]})");
   ASSERT_LOADED(engine);
   int64_t dims[TTE_MAX_RANK];
   int32_t rank = -1;
   TteError error{};
-  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, TTE_MAX_RANK, &rank, &error), TTE_ERROR_INVALID_STATE);
+  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, TTE_MAX_RANK, &rank, &error),
+            TTE_ERROR_INVALID_STATE);
   EXPECT_STREQ(error.message,
-               "get_output_shape: set every input shape first (after select_profile too); not set: 'a', 'b'");
+               "get_output_shape: set every input shape first (after select_profile too); not set: "
+               "'a', 'b'");
   ASSERT_EQ(set_shape(engine.get(), 0, {3}).status, TTE_OK);
-  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, TTE_MAX_RANK, &rank, &error), TTE_ERROR_INVALID_STATE);
+  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, TTE_MAX_RANK, &rank, &error),
+            TTE_ERROR_INVALID_STATE);
   EXPECT_TRUE(contains(error.message, "not set: 'b'")) << error.message;
   ASSERT_EQ(set_shape(engine.get(), 1, {3}).status, TTE_OK);
   EXPECT_EQ(output_shape(engine.get(), 2), (std::vector<int64_t>{3}));
 
-  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, 0, &rank, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, 0, &rank, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(rank, 1);  // the caller learns the rank it needs
-  EXPECT_EQ(provider().get_output_shape(engine.get(), 0, dims, TTE_MAX_RANK, &rank, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().get_output_shape(engine.get(), 0, dims, TTE_MAX_RANK, &rank, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(error.message, "input 'a' (index 0) is an input")) << error.message;
 
   // Selecting a profile forgets the shapes.
   ASSERT_EQ(select_profile(engine.get(), 0).status, TTE_OK);
-  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, TTE_MAX_RANK, &rank, &error), TTE_ERROR_INVALID_STATE);
+  EXPECT_EQ(provider().get_output_shape(engine.get(), 2, dims, TTE_MAX_RANK, &rank, &error),
+            TTE_ERROR_INVALID_STATE);
 }
 
 TEST(HostTestProvider, OutputsFollowShapeOfOrAFixedShape) {
@@ -298,16 +330,20 @@ TEST(HostTestProvider, OutputsFollowShapeOfOrAFixedShape) {
 }
 
 TEST(HostTestProvider, AddOneInEveryArithmeticDtype) {
-  EXPECT_EQ(run_add_one<float>("float32", {0.5f, -1.0f, 1e7f, -3.25f}), (std::vector<float>{1.5f, 0.0f, 1e7f + 1, -2.25f}));
+  EXPECT_EQ(run_add_one<float>("float32", {0.5f, -1.0f, 1e7f, -3.25f}),
+            (std::vector<float>{1.5f, 0.0f, 1e7f + 1, -2.25f}));
   EXPECT_EQ(run_add_one<double>("float64", {0.25, -7.0}), (std::vector<double>{1.25, -6.0}));
-  EXPECT_EQ(run_add_one<int64_t>("int64", {-1, 41, INT64_MAX}), (std::vector<int64_t>{0, 42, INT64_MIN}));
+  EXPECT_EQ(run_add_one<int64_t>("int64", {-1, 41, INT64_MAX}),
+            (std::vector<int64_t>{0, 42, INT64_MIN}));
   EXPECT_EQ(run_add_one<int32_t>("int32", {-5, INT32_MAX}), (std::vector<int32_t>{-4, INT32_MIN}));
   EXPECT_EQ(run_add_one<int16_t>("int16", {7, 32767}), (std::vector<int16_t>{8, -32768}));
   EXPECT_EQ(run_add_one<int8_t>("int8", {0, 127, -128}), (std::vector<int8_t>{1, -128, -127}));
   EXPECT_EQ(run_add_one<uint8_t>("uint8", {0, 254, 255}), (std::vector<uint8_t>{1, 255, 0}));
-  // float16 bits: 1.0, 0.5, -1.0, -2.0, 65504 (stays: 65505 rounds to even), inf, smallest subnormal.
-  EXPECT_EQ(run_add_one<uint16_t>("float16", {0x3C00, 0x3800, 0xBC00, 0xC000, 0x7BFF, 0x7C00, 0x0001}),
-            (std::vector<uint16_t>{0x4000, 0x3E00, 0x0000, 0xBC00, 0x7BFF, 0x7C00, 0x3C00}));
+  // float16 bits: 1.0, 0.5, -1.0, -2.0, 65504 (stays: 65505 rounds to even), inf, smallest
+  // subnormal.
+  EXPECT_EQ(
+      run_add_one<uint16_t>("float16", {0x3C00, 0x3800, 0xBC00, 0xC000, 0x7BFF, 0x7C00, 0x0001}),
+      (std::vector<uint16_t>{0x4000, 0x3E00, 0x0000, 0xBC00, 0x7BFF, 0x7C00, 0x3C00}));
   // bfloat16 bits: 1.0, 65536 (stays), 1.0078125 (2.0078125 is a tie, rounds to even 2.0), -1.0.
   EXPECT_EQ(run_add_one<uint16_t>("bfloat16", {0x3F80, 0x4780, 0x3F81, 0xBF80}),
             (std::vector<uint16_t>{0x4000, 0x4780, 0x4000, 0x0000}));
@@ -321,8 +357,8 @@ TEST(HostTestProvider, AddOneInEveryArithmeticDtype) {
 template <typename T>
 std::vector<T> run_add(const std::string& dtype, std::vector<T> a, std::vector<T> b) {
   std::string n = "[" + std::to_string(a.size()) + "]";
-  Engine engine(R"({"op":"add","tensors":[)" + input("a", dtype, n) + "," + input("b", dtype, n) + "," +
-                output("y", dtype, "a") + "]}");
+  Engine engine(R"({"op":"add","tensors":[)" + input("a", dtype, n) + "," + input("b", dtype, n) +
+                "," + output("y", dtype, "a") + "]}");
   EXPECT_EQ(engine.status(), TTE_OK) << engine.message();
   std::vector<T> y(a.size());
   set_shape(engine.get(), 0, {static_cast<int64_t>(a.size())});
@@ -336,14 +372,17 @@ std::vector<T> run_add(const std::string& dtype, std::vector<T> a, std::vector<T
 }
 
 TEST(HostTestProvider, AddRoundsHalfTypesToNearestEven) {
-  EXPECT_EQ(run_add<int32_t>("int32", {1, 2, 3}, {10, 20, -30}), (std::vector<int32_t>{11, 22, -27}));
+  EXPECT_EQ(run_add<int32_t>("int32", {1, 2, 3}, {10, 20, -30}),
+            (std::vector<int32_t>{11, 22, -27}));
   // float16: subnormals add exactly, two halves of the smallest normal make it,
   // 2048 + 1 and 2048 + 3 are ties that round to even (2048, 2052), 65504 + 32
   // overflows to inf.
-  EXPECT_EQ(run_add<uint16_t>("float16", {0x0001, 0x0200, 0x6800, 0x6800, 0x7BFF}, {0x0001, 0x0200, 0x3C00, 0x4200, 0x5000}),
+  EXPECT_EQ(run_add<uint16_t>("float16", {0x0001, 0x0200, 0x6800, 0x6800, 0x7BFF},
+                              {0x0001, 0x0200, 0x3C00, 0x4200, 0x5000}),
             (std::vector<uint16_t>{0x0002, 0x0400, 0x6800, 0x6802, 0x7C00}));
   // bfloat16: 1 + 2^-8 is a tie that rounds to even (1.0); 1 + 3 * 2^-9 rounds up.
-  EXPECT_EQ(run_add<uint16_t>("bfloat16", {0x3F80, 0x3F80}, {0x3B80, 0x3BC0}), (std::vector<uint16_t>{0x3F80, 0x3F81}));
+  EXPECT_EQ(run_add<uint16_t>("bfloat16", {0x3F80, 0x3F80}, {0x3B80, 0x3BC0}),
+            (std::vector<uint16_t>{0x3F80, 0x3F81}));
 }
 
 TEST(HostTestProvider, AddNeedsInputsOfOneShape) {
@@ -385,8 +424,9 @@ TEST(HostTestProvider, IdentityCopiesPairsInOrderOfAppearance) {
 }
 
 std::string kv_plan(bool with_y) {
-  return R"({"op":"kv_update","tensors":[)" + input("cache", "float32", "[4]") + "," + input("x", "float32", "[4]") + "," +
-         output("cache_out", "float32", "cache") + (with_y ? "," + output("y", "float32", "cache") : "") +
+  return R"({"op":"kv_update","tensors":[)" + input("cache", "float32", "[4]") + "," +
+         input("x", "float32", "[4]") + "," + output("cache_out", "float32", "cache") +
+         (with_y ? "," + output("y", "float32", "cache") : "") +
          R"(],"aliases":{"cache_out":"cache"}})";
 }
 
@@ -414,7 +454,8 @@ TEST(HostTestProvider, KvUpdateWritesTheCacheInPlace) {
   Result r = enqueue(engine.get());
   EXPECT_EQ(r.status, TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(r.message,
-            "enqueue: output 'cache_out' (index 2) is written in place into input 'cache', so its address must be that "
+            "enqueue: output 'cache_out' (index 2) is written in place into input 'cache', so its "
+            "address must be that "
             "input's (or left unset)");
 }
 
@@ -436,7 +477,8 @@ TEST(HostTestProvider, KvUpdateAliasedAddressMayStayUnset) {
 }
 
 TEST(HostTestProvider, NullChangesNothing) {
-  Engine engine(R"({"op":"null","tensors":[)" + input("x", "float32", "[2]") + "," + output("y", "float32", "x") + "]}");
+  Engine engine(R"({"op":"null","tensors":[)" + input("x", "float32", "[2]") + "," +
+                output("y", "float32", "x") + "]}");
   ASSERT_LOADED(engine);
   float x[2] = {1, 2};
   float y[2] = {7, 8};
@@ -450,7 +492,8 @@ TEST(HostTestProvider, NullChangesNothing) {
 
 TEST(HostTestProvider, FailHooksReturnTheirMessage) {
   tte_test_provider_reset_stats();
-  Engine broken(R"({"op":"null","tensors":[)" + input("x", "int8", "[1]") + R"(],"fail":{"deserialize":"plan is cursed"}})");
+  Engine broken(R"({"op":"null","tensors":[)" + input("x", "int8", "[1]") +
+                R"(],"fail":{"deserialize":"plan is cursed"}})");
   EXPECT_EQ(broken.status(), TTE_ERROR_RUNTIME);
   EXPECT_EQ(broken.message(), "plan is cursed");
   EXPECT_EQ(broken.get(), nullptr);
@@ -481,7 +524,9 @@ TEST(HostTestProvider, EnqueueNeedsShapesAddressesAndANullStream) {
   set_address(engine.get(), 0, x);
   r = enqueue(engine.get());
   EXPECT_EQ(r.status, TTE_ERROR_INVALID_STATE);
-  EXPECT_EQ(r.message, "enqueue: no address set for output 'y' (index 1); call set_tensor_address for every I/O tensor first");
+  EXPECT_EQ(r.message,
+            "enqueue: no address set for output 'y' (index 1); call set_tensor_address for every "
+            "I/O tensor first");
   set_address(engine.get(), 1, y);
   int stream_object = 0;
   r = enqueue(engine.get(), &stream_object);
@@ -502,7 +547,8 @@ TEST(HostTestProvider, ElementwiseOpsCheckElementCounts) {
   Result r = enqueue(engine.get());
   EXPECT_EQ(r.status, TTE_ERROR_RUNTIME);
   EXPECT_EQ(r.message,
-            "enqueue: op 'add_one' is elementwise, but output 'y' (index 1) has shape [3] and input 'x' (index 0) has shape [4]");
+            "enqueue: op 'add_one' is elementwise, but output 'y' (index 1) has shape [3] and "
+            "input 'x' (index 0) has shape [4]");
 }
 
 TEST(HostTestProvider, EmptyTensorsNeedNoAddress) {
@@ -558,11 +604,15 @@ TEST(HostTestProvider, CountersSeeWhatTheBackendDid) {
   short_options.device_id = 1;
   short_options.has_weight_streaming_budget = 1;
   short_options.weight_streaming_budget = 7;
-  { Engine engine(kTwoProfiles, &short_options); }
+  {
+    Engine engine(kTwoProfiles, &short_options);
+  }
   s = stats();
   EXPECT_EQ(s.last_device_id, 1);
   EXPECT_EQ(s.last_has_weight_streaming_budget, 0);
-  { Engine engine(kTwoProfiles, nullptr); }
+  {
+    Engine engine(kTwoProfiles, nullptr);
+  }
   EXPECT_EQ(stats().last_device_id, 0);
   EXPECT_EQ(stats().deserializes, 3u);
 
@@ -573,7 +623,8 @@ TEST(HostTestProvider, CountersSeeWhatTheBackendDid) {
   std::memcpy(buffer, &small, sizeof(small));
   tte_test_provider_stats(reinterpret_cast<TteTestProviderStats*>(buffer));
   uint64_t deserializes = 0;
-  std::memcpy(&deserializes, buffer + offsetof(TteTestProviderStats, deserializes), sizeof(deserializes));
+  std::memcpy(&deserializes, buffer + offsetof(TteTestProviderStats, deserializes),
+              sizeof(deserializes));
   EXPECT_EQ(deserializes, 3u);
   for (size_t i = 16; i < sizeof(buffer); ++i) ASSERT_EQ(buffer[i], 0xAB) << "byte " << i;
   TteTestProviderStats zeroed{};
@@ -588,18 +639,21 @@ TEST(HostTestProvider, NullArgumentsAreErrorsNotCrashes) {
   EXPECT_STREQ(error.message, "engine handle is NULL");
   EXPECT_EQ(provider().enqueue(nullptr, nullptr, &error), TTE_ERROR_INVALID_ARGUMENT);
   std::string plan = test_plan(add_one_plan("float32"));
-  EXPECT_EQ(provider().deserialize(nullptr, plan.data(), plan.size(), nullptr, nullptr, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().deserialize(nullptr, plan.data(), plan.size(), nullptr, nullptr, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   Engine engine(add_one_plan("float32"));
   ASSERT_LOADED(engine);
   EXPECT_EQ(provider().num_io_tensors(engine.get(), nullptr, nullptr), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(provider().describe_io_tensor(engine.get(), 0, nullptr, nullptr), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(provider().set_input_shape(engine.get(), 0, nullptr, 1, nullptr), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().describe_io_tensor(engine.get(), 0, nullptr, nullptr),
+            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(provider().set_input_shape(engine.get(), 0, nullptr, 1, nullptr),
+            TTE_ERROR_INVALID_ARGUMENT);
   provider().destroy(nullptr);
 }
 
 TEST(HostTestProvider, SpinHoldsEnqueue) {
-  Engine engine(R"({"op":"add_one","tensors":[)" + input("x", "float32", "[1]") + "," + output("y", "float32", "x") +
-                R"(],"spin_us":20000})");
+  Engine engine(R"({"op":"add_one","tensors":[)" + input("x", "float32", "[1]") + "," +
+                output("y", "float32", "x") + R"(],"spin_us":20000})");
   ASSERT_LOADED(engine);
   float x = 1, y = 0;
   set_shape(engine.get(), 0, {1});
@@ -632,17 +686,21 @@ TEST(HostTestProvider, EnginesRunOnThreadsOfTheirOwn) {
 
 // The Python writer's golden plan, run: float16 kv_update with Unicode names.
 TEST(HostTestProvider, RunsTheGoldenKvUpdatePlan) {
-  std::ifstream file(std::string(TTE_SOURCE_DIR) + "/tests/data/test_engines/kv_update_unicode.plan", std::ios::binary);
+  std::ifstream file(
+      std::string(TTE_SOURCE_DIR) + "/tests/data/test_engines/kv_update_unicode.plan",
+      std::ios::binary);
   std::string plan((std::istreambuf_iterator<char>(file)), {});
   ASSERT_FALSE(plan.empty());
   TteEngine* engine = nullptr;
   TteError error{};
-  ASSERT_EQ(provider().deserialize(nullptr, plan.data(), plan.size(), nullptr, &engine, &error), TTE_OK) << error.message;
+  ASSERT_EQ(provider().deserialize(nullptr, plan.data(), plan.size(), nullptr, &engine, &error),
+            TTE_OK)
+      << error.message;
   TteIoTensorDesc desc{};
   provider().describe_io_tensor(engine, 2, &desc, nullptr);
   EXPECT_STREQ(desc.name, "x😀");
   uint16_t cache[6] = {0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00, 0x3C00};  // 1.0
-  uint16_t x[6] = {0x3C00, 0x4000, 0x3800, 0, 0xBC00, 0x3C00};             // 1, 2, 0.5, 0, -1, 1
+  uint16_t x[6] = {0x3C00, 0x4000, 0x3800, 0, 0xBC00, 0x3C00};           // 1, 2, 0.5, 0, -1, 1
   uint16_t y[6] = {};
   set_shape(engine, 1, {2, 3});
   set_shape(engine, 2, {2, 3});
@@ -652,7 +710,8 @@ TEST(HostTestProvider, RunsTheGoldenKvUpdatePlan) {
   set_address(engine, 3, y);
   Result r = enqueue(engine);
   ASSERT_EQ(r.status, TTE_OK) << r.message;
-  const uint16_t expected[6] = {0x4000, 0x4200, 0x3E00, 0x3C00, 0x0000, 0x4000};  // 2, 3, 1.5, 1, 0, 2
+  const uint16_t expected[6] = {0x4000, 0x4200, 0x3E00,
+                                0x3C00, 0x0000, 0x4000};  // 2, 3, 1.5, 1, 0, 2
   EXPECT_EQ(std::memcmp(cache, expected, sizeof(expected)), 0);
   EXPECT_EQ(std::memcmp(y, expected, sizeof(expected)), 0);
   provider().destroy(engine);

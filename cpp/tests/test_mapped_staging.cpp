@@ -26,8 +26,9 @@ TEST(MappedStaging, OtherValuesKeepTheDefaultAndAreReportedOnce) {
   EXPECT_FALSE(tte::mapped_staging_from_env("yes", false));
   EXPECT_TRUE(tte::mapped_staging_from_env("10", true));
   const std::string printed = testing::internal::GetCapturedStderr();
-  EXPECT_NE(printed.find("ignoring TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING='yes' (expected 1 or 0)"),
-            std::string::npos)
+  EXPECT_NE(
+      printed.find("ignoring TORCH_TENSORRT_EXECUTORCH_MAPPED_STAGING='yes' (expected 1 or 0)"),
+      std::string::npos)
       << printed;
   EXPECT_EQ(printed.find("'10'"), std::string::npos) << printed;
 }

@@ -22,11 +22,11 @@
 
 #include <executorch/runtime/core/portable_type/scalar_type.h>
 
-#include "native/data_types.h"
 #include "blob/tensorrt_plan_header.h"
+#include "native/data_types.h"
 #include "native/error_recorder.h"
-#include "native/plan_header.h"
 #include "native/native_tensorrt_provider.h"
+#include "native/plan_header.h"
 #include "native/runtime_pool.h"
 #include "native/tensorrt_library.h"
 #include "native/tensorrt_logger.h"
@@ -162,7 +162,8 @@ TEST(NativeTensorRtProvider, SharedMemoryAndEngineEntries) {
   EXPECT_EQ(table.device_memory_size(nullptr, 0, &bytes, &error), TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(table.set_device_memory(nullptr, nullptr, 0, &error), TTE_ERROR_INVALID_ARGUMENT);
   TteEngine* engine = reinterpret_cast<TteEngine*>(0x1);
-  EXPECT_EQ(table.create_execution_context(nullptr, nullptr, &engine, &error), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table.create_execution_context(nullptr, nullptr, &engine, &error),
+            TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(error.message, "NULL")) << error.message;
   EXPECT_EQ(g_device_count_calls, 0);
 }
@@ -234,7 +235,9 @@ TEST(NativeTensorRtProvider, RefusesAPlanOfAnotherMajor) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("provider 'tensorrt-native-" + o + "'"), std::string::npos) << message;
-  EXPECT_NE(message.find("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" + o + ".16,<"), std::string::npos)
+  EXPECT_NE(message.find("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" + o +
+                         ".16,<"),
+            std::string::npos)
       << message;
   EXPECT_EQ(g_device_count_calls, 0);
   EXPECT_EQ(tensorrt_log_lines(), 0u);
@@ -251,9 +254,9 @@ TEST(NativeTensorRtProvider, NamesThePlansVersionWhenItsTensorRtIsMissing) {
   ScopedProvider provider(&one_device);
   TteEngine* engine = nullptr;
   TteError error{};
-  EXPECT_EQ(provider.deserialize(tensorrt_looking_plan(4096, NV_TENSORRT_MAJOR, 16, 1), &engine,
-                                 &error),
-            TTE_ERROR_NOT_ACCEPTED);
+  EXPECT_EQ(
+      provider.deserialize(tensorrt_looking_plan(4096, NV_TENSORRT_MAJOR, 16, 1), &engine, &error),
+      TTE_ERROR_NOT_ACCEPTED);
   const std::string message = error.message;
   const std::string m = std::to_string(NV_TENSORRT_MAJOR);
   EXPECT_EQ(message.rfind("the plan was built by TensorRT " + m + ".16.1, and no usable TensorRT " +
@@ -261,9 +264,13 @@ TEST(NativeTensorRtProvider, NamesThePlansVersionWhenItsTensorRtIsMissing) {
                           0),
             0u)
       << message;
-  EXPECT_NE(message.find("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" + m + ".16,<"), std::string::npos)
+  EXPECT_NE(message.find("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" + m +
+                         ".16,<"),
+            std::string::npos)
       << message;
-  EXPECT_NE(message.find("'tensorrt-" + tte::pip_cuda_suffix() + "==" + m + ".16.*'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'tensorrt-" + tte::pip_cuda_suffix() + "==" + m + ".16.*'"),
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("libnvinfer=" + m), std::string::npos) << message;
 }
 
@@ -280,7 +287,8 @@ TEST(NativeTensorRtProvider, DescribesTheRuntimeItWouldUse) {
   if (library.found()) {
     EXPECT_TRUE(contains(text, library.path().c_str())) << text;
   } else {
-    EXPECT_TRUE(contains(text, ("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs").c_str()))
+    EXPECT_TRUE(
+        contains(text, ("pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs").c_str()))
         << text;
   }
   // Describing loads at most the library: no runtime, no device query.
@@ -392,7 +400,8 @@ TEST(NativeTensorRtLibrary, LooksInTheCondaEnvironmentOfAPipInstall) {
   const std::string prefix = env.own_folder().parent_path().parent_path().string();
   const TensorRtLibrary none = TensorRtLibrary::search("", site.own(), prefix, false);
   EXPECT_FALSE(none.found());
-  EXPECT_TRUE(contains(none.why_not_found().c_str(), (prefix + "/lib/").c_str())) << none.why_not_found();
+  EXPECT_TRUE(contains(none.why_not_found().c_str(), (prefix + "/lib/").c_str()))
+      << none.why_not_found();
 
   const std::string lean = env.put(TTE_FAKE_NVINFER_NEWER, "lib", kLean);
   const TensorRtLibrary found_lean = TensorRtLibrary::search("", site.own(), prefix, false);
@@ -440,7 +449,8 @@ TEST(NativeTensorRtLibrary, RefusesAnOlderMinorThanTheHeaders) {
   site.put(TTE_FAKE_NVINFER_OLDER, "tensorrt_libs", kFull);
   const TensorRtLibrary library = TensorRtLibrary::search("", site.own(), "", false);
   EXPECT_FALSE(library.found());
-  EXPECT_TRUE(contains(library.why_not_found().c_str(), "older than the TensorRT")) << library.why_not_found();
+  EXPECT_TRUE(contains(library.why_not_found().c_str(), "older than the TensorRT"))
+      << library.why_not_found();
 }
 
 TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
@@ -451,9 +461,11 @@ TEST(NativeTensorRtLibrary, AnOverrideIsTheOnlyPlaceLooked) {
   ASSERT_TRUE(library.found()) << library.why_not_found();
   EXPECT_EQ(library.path(), chosen);
 
-  const TensorRtLibrary missing = TensorRtLibrary::search(site.own() + "nothing.so", site.own(), "", false);
+  const TensorRtLibrary missing =
+      TensorRtLibrary::search(site.own() + "nothing.so", site.own(), "", false);
   EXPECT_FALSE(missing.found());
-  EXPECT_TRUE(contains(missing.why_not_found().c_str(), "does not exist")) << missing.why_not_found();
+  EXPECT_TRUE(contains(missing.why_not_found().c_str(), "does not exist"))
+      << missing.why_not_found();
   EXPECT_TRUE(contains(missing.why_not_found().c_str(), tte::kTensorRtLibraryEnv));
 }
 
@@ -466,8 +478,8 @@ TEST(NativeTensorRtLibrary, SaysWhereItLookedAndWhatToInstall) {
   EXPECT_TRUE(contains(why.c_str(), "tensorrt_lean_libs/")) << why;
   EXPECT_TRUE(contains(why.c_str(), kLean.c_str())) << why;
   // This major's packages, at least the headers' minor.
-  const std::string pin = "pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() + "-libs>=" +
-                          std::to_string(NV_TENSORRT_MAJOR) + "." +
+  const std::string pin = "pip install 'tensorrt-lean-" + tte::pip_cuda_suffix() +
+                          "-libs>=" + std::to_string(NV_TENSORRT_MAJOR) + "." +
                           std::to_string(NV_TENSORRT_MINOR) + ",<" +
                           std::to_string(NV_TENSORRT_MAJOR + 1) + "'";
   EXPECT_TRUE(contains(why.c_str(), pin.c_str())) << why;
@@ -498,12 +510,14 @@ TEST(NativeTensorRtProvider, APlanNewerThanTheLibraryIsRefusedByVersion) {
   };
   const std::string refusal = tte::native::newer_plan_refusal(header(m, 17, 0), library);
   const std::string mm = std::to_string(m);
-  EXPECT_EQ(refusal.rfind("the plan was built by TensorRT " + mm + ".17.0, newer than the TensorRT " +
-                              mm + ".16.1 found",
+  EXPECT_EQ(refusal.rfind("the plan was built by TensorRT " + mm +
+                              ".17.0, newer than the TensorRT " + mm + ".16.1 found",
                           0),
             0u)
       << refusal;
-  EXPECT_NE(refusal.find("'tensorrt-" + tte::pip_cuda_suffix() + "==" + mm + ".17.*'"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("'tensorrt-" + tte::pip_cuda_suffix() + "==" + mm + ".17.*'"),
+            std::string::npos)
+      << refusal;
   EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 16, 9), library), "");
   EXPECT_EQ(tte::native::newer_plan_refusal(header(m, 3, 0), library), "");
   // Another major's plan is not this check's to refuse.

@@ -65,15 +65,14 @@ TEST(Npy, ParsesScalarsVectorsAndVersion2) {
                         &array, &error))
       << error;
   EXPECT_TRUE(array.shape.empty());
-  ASSERT_TRUE(parse_npy(npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
-                                  {1, 0, 1}, 2),
-                        &array, &error))
+  ASSERT_TRUE(parse_npy(
+      npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", {1, 0, 1}, 2), &array,
+      &error))
       << error;
   EXPECT_EQ(array.dtype.code, kDLBool);
   EXPECT_EQ(array.shape, (std::vector<int64_t>{3}));
-  ASSERT_TRUE(parse_npy(npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4), }",
-                                  {}),
-                        &array, &error))
+  ASSERT_TRUE(parse_npy(
+      npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4), }", {}), &array, &error))
       << error;
   EXPECT_EQ(array.shape, (std::vector<int64_t>{0, 4}));
   EXPECT_TRUE(array.data.empty());
@@ -82,9 +81,9 @@ TEST(Npy, ParsesScalarsVectorsAndVersion2) {
 TEST(Npy, RejectsBigEndianWithAFix) {
   NpyArray array;
   std::string error;
-  EXPECT_FALSE(parse_npy(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
-                                   floats({1})),
-                         &array, &error));
+  EXPECT_FALSE(
+      parse_npy(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", floats({1})),
+                &array, &error));
   EXPECT_NE(error.find("big-endian"), std::string::npos) << error;
   EXPECT_NE(error.find("newbyteorder"), std::string::npos) << error;
 }
@@ -92,9 +91,9 @@ TEST(Npy, RejectsBigEndianWithAFix) {
 TEST(Npy, RejectsFortranOrder) {
   NpyArray array;
   std::string error;
-  EXPECT_FALSE(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
-                                   floats({1, 2, 3, 4})),
-                         &array, &error));
+  EXPECT_FALSE(parse_npy(
+      npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", floats({1, 2, 3, 4})),
+      &array, &error));
   EXPECT_NE(error.find("Fortran-order"), std::string::npos) << error;
 }
 
@@ -104,8 +103,7 @@ TEST(Npy, RejectsUnsupportedTypes) {
   for (const char* descr : {"|O", "<U8", "|V2", "<M8[ns]"}) {
     const std::string header =
         std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,), }";
-    EXPECT_FALSE(parse_npy(npy_bytes(header, std::vector<uint8_t>(8, 0)), &array, &error))
-        << descr;
+    EXPECT_FALSE(parse_npy(npy_bytes(header, std::vector<uint8_t>(8, 0)), &array, &error)) << descr;
     EXPECT_NE(error.find("not supported"), std::string::npos) << error;
   }
   EXPECT_FALSE(parse_npy(npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, "
@@ -118,14 +116,14 @@ TEST(Npy, RejectsUnsupportedTypes) {
 TEST(Npy, RejectsWrongDataSizeAndDamage) {
   NpyArray array;
   std::string error;
-  EXPECT_FALSE(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
-                                   floats({1, 2})),
-                         &array, &error));
+  EXPECT_FALSE(parse_npy(
+      npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", floats({1, 2})),
+      &array, &error));
   EXPECT_NE(error.find("need 12"), std::string::npos) << error;
   EXPECT_FALSE(parse_npy({'n', 'o', 'p', 'e'}, &array, &error));
   EXPECT_NE(error.find("not a .npy file"), std::string::npos) << error;
-  const auto good = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
-                              floats({1, 2}));
+  const auto good =
+      npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", floats({1, 2}));
   for (size_t size = 0; size < good.size(); ++size) {
     std::vector<uint8_t> truncated(good.begin(), good.begin() + size);
     EXPECT_FALSE(parse_npy(truncated, &array, &error)) << "truncated to " << size;
@@ -173,8 +171,8 @@ TEST(Npy, WriterRefusesTypesNumpyCannotName) {
 }
 
 TEST(Npy, FileRoundTripAndMissingFile) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("tte_test_npy_" + std::to_string(::getpid()) + ".npy");
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("tte_test_npy_" + std::to_string(::getpid()) + ".npy");
   const std::vector<int32_t> values{7, 8, 9};
   std::string error;
   ASSERT_TRUE(write_npy(path.string(), {kDLInt, 32, 1}, {3}, values.data(), 12, &error)) << error;

@@ -24,7 +24,9 @@
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(TTE_CPP_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(TTE_CPP_FIXTURE_DIR) + "/" + name;
+}
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -91,7 +93,8 @@ struct Outputs {
     const DLTensor& t = values[i].tensor->dl_tensor;
     size_t count = 1;
     for (int32_t d = 0; d < t.ndim; ++d) count *= static_cast<size_t>(t.shape[d]);
-    const float* p = reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset);
+    const float* p =
+        reinterpret_cast<const float*>(static_cast<const char*>(t.data) + t.byte_offset);
     return std::vector<float>(p, p + count);
   }
   std::vector<int64_t> shape(size_t i) const {
@@ -159,7 +162,8 @@ TEST_F(ProgramApi, InputAndOutputMetadata) {
   Program program;
   open(program, "add_one.pte");
   size_t inputs = 0, outputs = 0;
-  ASSERT_EQ(tte_program_method_io_count(program.get(), "forward", &inputs, &outputs, nullptr), TTE_OK);
+  ASSERT_EQ(tte_program_method_io_count(program.get(), "forward", &inputs, &outputs, nullptr),
+            TTE_OK);
   EXPECT_EQ(inputs, 1u);
   EXPECT_EQ(outputs, 1u);
   TteValueInfo info{};
@@ -252,10 +256,12 @@ TEST_F(ProgramApi, ViewsShowTheProgramsMemory) {
 TEST_F(ProgramApi, DataDependentOutputsHaveTheShapeTheEngineProduced) {
   Program program;
   open(program, "keep_positive.pte");
-  const std::vector<std::vector<float>> cases = {{-1, 0, -2}, {-1, 2, 0, 3, -4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}};
+  const std::vector<std::vector<float>> cases = {
+      {-1, 0, -2}, {-1, 2, 0, 3, -4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}};
   for (int copy : {1, 0}) {
     for (const std::vector<float>& values : cases) {
-      HostTensor<float> x({static_cast<int64_t>(values.size())}, values, DLDataType{kDLFloat, 32, 1});
+      HostTensor<float> x({static_cast<int64_t>(values.size())}, values,
+                          DLDataType{kDLFloat, 32, 1});
       std::vector<float> expected;
       for (float v : values) {
         if (v > 0) expected.push_back(v);
@@ -287,7 +293,8 @@ TEST_F(ProgramApi, DataDependentOutputsPastThePlannedBound) {
   auto too_many = float_tensor({32}, 1);
   Outputs refused(1);
   EXPECT_EQ(run(program, too_many.tensor, refused, 1, &message), TTE_ERROR_RUNTIME);
-  EXPECT_NE(message.find("output 'y': the engine produced shape [32]"), std::string::npos) << message;
+  EXPECT_NE(message.find("output 'y': the engine produced shape [32]"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("upper bound [16]"), std::string::npos) << message;
   EXPECT_EQ(refused.values[0].tensor, nullptr);
 }
@@ -321,7 +328,8 @@ TEST_F(ProgramApi, DynamicShapeWithinBounds) {
   auto too_big = float_tensor({9, 4});
   Outputs none(1);
   ASSERT_EQ(run(program, too_big.tensor, none, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(message.find("input 0 of 'forward': shape [9, 4] exceeds the upper bounds [8, 4]"), std::string::npos)
+  EXPECT_NE(message.find("input 0 of 'forward': shape [9, 4] exceeds the upper bounds [8, 4]"),
+            std::string::npos)
       << message;
 }
 
@@ -344,7 +352,8 @@ TEST_F(ProgramApi, WrongDtypeNamesBoth) {
   Outputs outputs(1);
   std::string message;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(message.find("input 0 of 'forward': expected float32, got int64"), std::string::npos) << message;
+  EXPECT_NE(message.find("input 0 of 'forward': expected float32, got int64"), std::string::npos)
+      << message;
   EXPECT_EQ(outputs.values[0].tag, TTE_VALUE_NONE);
 }
 
@@ -355,7 +364,8 @@ TEST_F(ProgramApi, WrongRankAndStaticShape) {
   auto flat = float_tensor({8});
   Outputs outputs(1);
   ASSERT_EQ(run(program, flat.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(message.find("expected rank 2 (shape [2, 4]), got rank 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("expected rank 2 (shape [2, 4]), got rank 1"), std::string::npos)
+      << message;
   auto wide = float_tensor({2, 5});
   ASSERT_EQ(run(program, wide.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(message.find("expected shape [2, 4], got [2, 5]"), std::string::npos) << message;
@@ -400,7 +410,8 @@ TEST_F(ProgramApi, UnsupportedDeviceAndNullData) {
   Outputs outputs(1);
   std::string message;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(message.find("input 0 of 'forward' is on device type 7:0"), std::string::npos) << message;
+  EXPECT_NE(message.find("input 0 of 'forward' is on device type 7:0"), std::string::npos)
+      << message;
   x.tensor.device = DLDevice{kDLCPU, 0};
   x.tensor.data = nullptr;
   ASSERT_EQ(run(program, x.tensor, outputs, 1, &message), TTE_ERROR_INVALID_ARGUMENT);
@@ -412,8 +423,9 @@ TEST_F(ProgramApi, InputAndOutputCountsAreChecked) {
   open(program, "add_one.pte");
   Outputs outputs(1);
   TteError error{};
-  EXPECT_EQ(tte_program_run(program.get(), "forward", nullptr, 0, 1, outputs.values.data(), 1, &error),
-            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      tte_program_run(program.get(), "forward", nullptr, 0, 1, outputs.values.data(), 1, &error),
+      TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(error.message).find("takes 1 inputs, got 0"), std::string::npos)
       << error.message;
   auto x = float_tensor({2, 4});
@@ -425,8 +437,9 @@ TEST_F(ProgramApi, InputAndOutputCountsAreChecked) {
       << error.message;
   TteInput scalar{};
   scalar.tag = TTE_VALUE_INT;
-  EXPECT_EQ(tte_program_run(program.get(), "forward", &scalar, 1, 1, outputs.values.data(), 1, &error),
-            TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      tte_program_run(program.get(), "forward", &scalar, 1, 1, outputs.values.data(), 1, &error),
+      TTE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(error.message).find("expected a tensor, got int"), std::string::npos)
       << error.message;
 }
@@ -469,8 +482,9 @@ TEST_F(ProgramApi, SeveralInputsAndDtypes) {
   TteInput inputs[] = {a.input(), b.input(), c.input()};
   Outputs outputs(3);
   TteError error{};
-  ASSERT_EQ(tte_program_run(program.get(), "forward", inputs, 3, 1, outputs.values.data(), 3, &error),
-            TTE_OK)
+  ASSERT_EQ(
+      tte_program_run(program.get(), "forward", inputs, 3, 1, outputs.values.data(), 3, &error),
+      TTE_OK)
       << error.message;
   EXPECT_EQ(outputs.floats(0), (std::vector<float>{0, 1, 2}));
   const DLTensor& out_b = outputs.values[1].tensor->dl_tensor;
@@ -588,8 +602,8 @@ TEST_F(ProgramApi, TruncatedProgramsFailWithoutCrashing) {
   ASSERT_TRUE(open_load_run(bytes));
   for (size_t size = 0; size < bytes.size(); ++size) {
     const std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + size);
-    EXPECT_FALSE(open_load_run(truncated)) << "a program truncated to " << size << " of "
-                                           << bytes.size() << " bytes ran";
+    EXPECT_FALSE(open_load_run(truncated))
+        << "a program truncated to " << size << " of " << bytes.size() << " bytes ran";
   }
 }
 
@@ -652,7 +666,8 @@ TEST_F(ProgramApi, BackendOptionsReachTheBackend) {
   open(program, "add_one.pte", &options);
   TteError error{};
   EXPECT_NE(tte_program_load_method(program.get(), "forward", &error), TTE_OK);
-  EXPECT_NE(std::string(error.message).find("no-such-provider"), std::string::npos) << error.message;
+  EXPECT_NE(std::string(error.message).find("no-such-provider"), std::string::npos)
+      << error.message;
 
   option.string_value = "test-host";
   Program named;
@@ -720,9 +735,11 @@ TEST_F(ProgramApi, DelegateFailuresKeepTheirStatus) {
     open(program, "add_one.pte", &options);
     EXPECT_EQ(tte_program_load_method(program.get(), "forward", &error), TTE_ERROR_NO_DEVICE);
     const std::string message = error.message;
-    EXPECT_NE(message.find(std::string("TensorRTBackend delegate: no CUDA device (") + tte_cuda_unavailable_reason() +
-                           "): TensorRT engines need an NVIDIA GPU ('device-only' needs a CUDA device)"),
-              std::string::npos)
+    EXPECT_NE(
+        message.find(std::string("TensorRTBackend delegate: no CUDA device (") +
+                     tte_cuda_unavailable_reason() +
+                     "): TensorRT engines need an NVIDIA GPU ('device-only' needs a CUDA device)"),
+        std::string::npos)
         << message;
     EXPECT_EQ(std::string(tte_program_last_error(program.get())), message);
   }
@@ -768,8 +785,7 @@ TEST_F(ProgramApi, BadBackendOptionsAreRefusedAtOpen) {
   TteError error{};
   EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
             TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(error.message).find("unknown type 99"), std::string::npos)
-      << error.message;
+  EXPECT_NE(std::string(error.message).find("unknown type 99"), std::string::npos) << error.message;
   options.struct_size = 4;
   EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
             TTE_ERROR_INVALID_ARGUMENT);
@@ -828,7 +844,8 @@ TEST_F(ProgramApi, DevicePlannedProgramNeedsAGpu) {
 
 TEST_F(ProgramApi, OutputsCanBeReleasedAfterClose) {
   TteProgram* handle = nullptr;
-  ASSERT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), nullptr, &handle, nullptr), TTE_OK);
+  ASSERT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), nullptr, &handle, nullptr),
+            TTE_OK);
   auto x = float_tensor({2, 4});
   TteInput in = x.input();
   TteOutput view{};
@@ -845,7 +862,8 @@ TEST_F(ProgramApi, EtdumpNeedsToBeEnabled) {
   Program program;
   open(program, "add_one.pte");
   TteError error{};
-  EXPECT_EQ(tte_program_write_etdump(program.get(), "unused.etdp", &error), TTE_ERROR_INVALID_STATE);
+  EXPECT_EQ(tte_program_write_etdump(program.get(), "unused.etdp", &error),
+            TTE_ERROR_INVALID_STATE);
 
   TteProgramOptions options{};
   options.struct_size = sizeof(options);
@@ -925,8 +943,8 @@ struct RecordingAllocator {
   std::vector<const void*> handed_out;
   std::function<void()> on_allocate;  // called with every request
 
-  static TteStatus allocate(void* context, const DLTensor* prototype, DLManagedTensorVersioned** out,
-                            TteError* error) {
+  static TteStatus allocate(void* context, const DLTensor* prototype,
+                            DLManagedTensorVersioned** out, TteError* error) {
     auto* self = static_cast<RecordingAllocator*>(context);
     ++self->calls;
     if (self->on_allocate) self->on_allocate();
@@ -973,7 +991,8 @@ TEST_F(ProgramApi, MethodHandleRunsAndCounts) {
   open(program, "add_one.pte");
   Method method;
   TteError error{};
-  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, &error), TTE_OK) << error.message;
+  ASSERT_EQ(tte_program_get_method(program.get(), "forward", &method.handle, &error), TTE_OK)
+      << error.message;
   size_t inputs = 0;
   size_t outputs_count = 0;
   ASSERT_EQ(tte_method_io_count(method.handle, &inputs, &outputs_count, nullptr), TTE_OK);
@@ -984,32 +1003,38 @@ TEST_F(ProgramApi, MethodHandleRunsAndCounts) {
   for (int copy : {1, 0}) {
     Outputs outputs(1);
     const TteRunOptions options = run_options(copy);
-    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error),
+              TTE_OK)
         << error.message;
     EXPECT_EQ(outputs.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
     EXPECT_EQ((outputs.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, copy == 1);
   }
   // NULL options: owned copies.
   Outputs defaults(1);
-  ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, defaults.values.data(), 1, nullptr), TTE_OK);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, defaults.values.data(), 1, nullptr),
+            TTE_OK);
   EXPECT_TRUE(defaults.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
 
   TteMethod* unknown = nullptr;
-  EXPECT_EQ(tte_program_get_method(program.get(), "backward", &unknown, &error), TTE_ERROR_NOT_FOUND);
+  EXPECT_EQ(tte_program_get_method(program.get(), "backward", &unknown, &error),
+            TTE_ERROR_NOT_FOUND);
   EXPECT_EQ(unknown, nullptr);
-  EXPECT_NE(std::string(error.message).find("no method 'backward'"), std::string::npos) << error.message;
+  EXPECT_NE(std::string(error.message).find("no method 'backward'"), std::string::npos)
+      << error.message;
 }
 
 TEST_F(ProgramApi, ViewsAndMethodHandlesOutliveClose) {
   TteProgram* handle = nullptr;
-  ASSERT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), nullptr, &handle, nullptr), TTE_OK);
+  ASSERT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), nullptr, &handle, nullptr),
+            TTE_OK);
   Method method;
   ASSERT_EQ(tte_program_get_method(handle, "forward", &method.handle, nullptr), TTE_OK);
   auto x = float_tensor({2, 4});
   TteInput in = x.input();
   Outputs view(1);
   const TteRunOptions options = run_options(0);
-  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, view.values.data(), 1, nullptr), TTE_OK);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, view.values.data(), 1, nullptr),
+            TTE_OK);
   tte_program_close(handle);
   // The view's memory is still the program's (sanitizer and valgrind runs
   // check that it was not freed), and it is writable.
@@ -1039,7 +1064,8 @@ TEST_F(ProgramApi, OwnedOutputsComeFromTheCallersAllocator) {
   {
     Outputs outputs(1);
     TteError error{};
-    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error),
+              TTE_OK)
         << error.message;
     EXPECT_EQ(allocator.calls, 1);
     ASSERT_EQ(allocator.handed_out.size(), 1u);
@@ -1065,7 +1091,8 @@ TEST_F(ProgramApi, OwnedOutputsComeFromTheCallersAllocator) {
   TteError error{};
   EXPECT_EQ(tte_method_run(method.handle, &in, 1, &options, failed.values.data(), 1, &error),
             TTE_ERROR_OUT_OF_MEMORY);
-  EXPECT_NE(std::string(error.message).find("allocating output 0"), std::string::npos) << error.message;
+  EXPECT_NE(std::string(error.message).find("allocating output 0"), std::string::npos)
+      << error.message;
   EXPECT_NE(std::string(error.message).find("pool exhausted"), std::string::npos) << error.message;
 
   // A tensor of the wrong shape is refused and handed back to its deleter.
@@ -1093,11 +1120,13 @@ TEST_F(ProgramApi, RunOptionsStreamIsForTheRunOnly) {
   void* previous = nullptr;
   tte_clear_thread_stream();
   Outputs first(1);
-  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, first.values.data(), 1, nullptr), TTE_OK);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, first.values.data(), 1, nullptr),
+            TTE_OK);
   EXPECT_EQ(tte_get_thread_stream(&previous), 0);
   tte_set_thread_stream(reinterpret_cast<void*>(0x1234));
   Outputs second(1);
-  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, second.values.data(), 1, nullptr), TTE_OK);
+  ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, second.values.data(), 1, nullptr),
+            TTE_OK);
   ASSERT_EQ(tte_get_thread_stream(&previous), 1);
   EXPECT_EQ(previous, reinterpret_cast<void*>(0x1234));
   tte_clear_thread_stream();
@@ -1107,7 +1136,8 @@ TEST_F(ProgramApi, RunOptionsStreamIsForTheRunOnly) {
   short_options.struct_size = offsetof(TteRunOptions, has_stream);
   short_options.copy_outputs = 1;
   Outputs third(1);
-  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &short_options, third.values.data(), 1, nullptr), TTE_OK);
+  EXPECT_EQ(tte_method_run(method.handle, &in, 1, &short_options, third.values.data(), 1, nullptr),
+            TTE_OK);
   short_options.struct_size = 2;
   TteError error{};
   EXPECT_EQ(tte_method_run(method.handle, &in, 1, &short_options, third.values.data(), 1, &error),
@@ -1138,7 +1168,8 @@ void reset_host_stats() { host_library_function<void (*)()>("tte_test_provider_r
 
 // Runs `method` of a program opened with provider `name` `runs` times on
 // shapes [rows, 4], one call per entry of `rows`.
-void run_with_provider(const std::string& program, const char* name, const std::vector<int64_t>& rows) {
+void run_with_provider(const std::string& program, const char* name,
+                       const std::vector<int64_t>& rows) {
   TteBackendOption option{};
   option.backend = "TensorRTBackend";
   option.key = "provider";
@@ -1150,15 +1181,18 @@ void run_with_provider(const std::string& program, const char* name, const std::
   options.num_backend_options = 1;
   TteProgram* handle = nullptr;
   TteError error{};
-  ASSERT_EQ(tte_program_open_file(fixture(program).c_str(), &options, &handle, &error), TTE_OK) << error.message;
+  ASSERT_EQ(tte_program_open_file(fixture(program).c_str(), &options, &handle, &error), TTE_OK)
+      << error.message;
   Method method;
-  ASSERT_EQ(tte_program_get_method(handle, "forward", &method.handle, &error), TTE_OK) << error.message;
+  ASSERT_EQ(tte_program_get_method(handle, "forward", &method.handle, &error), TTE_OK)
+      << error.message;
   reset_host_stats();
   for (int64_t n : rows) {
     auto x = float_tensor({n, 4});
     TteInput in = x.input();
     Outputs outputs(1);
-    ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, outputs.values.data(), 1, &error), TTE_OK)
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, nullptr, outputs.values.data(), 1, &error),
+              TTE_OK)
         << error.message;
     EXPECT_EQ(outputs.shape(0), (std::vector<int64_t>{n, 4}));
     EXPECT_EQ(outputs.floats(0).back(), static_cast<float>(n * 4));
@@ -1179,11 +1213,13 @@ TEST_F(ProgramApi, BatchedProviderIsEnteredOncePerRunAndSetsShapesOnlyWhenTheyCh
 
 TEST_F(ProgramApi, PerTensorProvidersKeepThePerTensorPath) {
   using Entry = const TteEngineProvider* (*)();
-  const TteEngineProvider* per_tensor = host_library_function<Entry>("tte_test_host_provider_per_tensor")();
+  const TteEngineProvider* per_tensor =
+      host_library_function<Entry>("tte_test_host_provider_per_tensor")();
   ASSERT_NE(per_tensor, nullptr);
   TteError error{};
   const TteStatus registered = tte_register_engine_provider(per_tensor, TTE_PROVIDER_OTHER, &error);
-  ASSERT_TRUE(registered == TTE_OK || std::string(error.message).find("already") != std::string::npos)
+  ASSERT_TRUE(registered == TTE_OK ||
+              std::string(error.message).find("already") != std::string::npos)
       << error.message;
   run_with_provider("add_one_dynamic.pte", "test-host-per-tensor", {2, 2, 3});
   const TteTestProviderStats s = host_stats();
@@ -1221,7 +1257,8 @@ TEST_F(ProgramApi, UnplannedOwnedOutputsAreWrittenInPlace) {
     const uint64_t enqueues = engine_calls();
     Outputs outputs(1);
     TteError error{};
-    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error), TTE_OK)
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &options, outputs.values.data(), 1, &error),
+              TTE_OK)
         << error.message;
     ASSERT_EQ(allocator.calls, run + 1);
     EXPECT_EQ(enqueues_at_allocation.back(), enqueues) << "allocated after the engine ran: a copy";
@@ -1240,7 +1277,8 @@ TEST_F(ProgramApi, UnplannedOwnedOutputsAreWrittenInPlace) {
   }();
   {
     Outputs view(1);
-    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &views, view.values.data(), 1, nullptr), TTE_OK);
+    ASSERT_EQ(tte_method_run(method.handle, &in, 1, &views, view.values.data(), 1, nullptr),
+              TTE_OK);
     EXPECT_EQ(allocator.calls, 2);
     EXPECT_FALSE(view.values[0].tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED);
     EXPECT_EQ(view.floats(0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
@@ -1261,7 +1299,8 @@ TEST_F(ProgramApi, UnplannedOwnedOutputsAreWrittenInPlace) {
   // A run the engine fails hands the caller tensor back too.
   auto wrong = float_tensor({4, 2});
   TteInput bad = wrong.input();
-  EXPECT_NE(tte_method_run(method.handle, &bad, 1, &options, failed.values.data(), 1, &error), TTE_OK);
+  EXPECT_NE(tte_method_run(method.handle, &bad, 1, &options, failed.values.data(), 1, &error),
+            TTE_OK);
   EXPECT_EQ(allocator.deletes, allocator.calls);
 
   // And the method still runs, in place.
@@ -1365,7 +1404,8 @@ TEST_F(ProgramApi, ConcurrentRunsUseInstancesThatShareTheEngine) {
           auto x = float_tensor({2, 4}, static_cast<float>(t * 1000 + i));
           TteInput in = x.input();
           Outputs outputs(1);
-          if (tte_program_run(program.get(), "forward", &in, 1, 1, outputs.values.data(), 1, nullptr) != TTE_OK ||
+          if (tte_program_run(program.get(), "forward", &in, 1, 1, outputs.values.data(), 1,
+                              nullptr) != TTE_OK ||
               outputs.floats(0)[7] != static_cast<float>(t * 1000 + i + 8)) {
             ++failures[t];
           }
@@ -1376,8 +1416,10 @@ TEST_F(ProgramApi, ConcurrentRunsUseInstancesThatShareTheEngine) {
     EXPECT_EQ(failures, std::vector<int>(4, 0));
     const TteTestProviderStats s = host_stats();
     EXPECT_EQ(s.deserializes, 1u);
-    EXPECT_LE(s.execution_contexts, static_cast<uint64_t>(allowed - 1)) << "extra instances, shared engine";
-    std::printf("max_concurrent_runs %lld: %llu extra instances made\n", static_cast<long long>(allowed),
+    EXPECT_LE(s.execution_contexts, static_cast<uint64_t>(allowed - 1))
+        << "extra instances, shared engine";
+    std::printf("max_concurrent_runs %lld: %llu extra instances made\n",
+                static_cast<long long>(allowed),
                 static_cast<unsigned long long>(s.execution_contexts));
   }
 }
@@ -1396,7 +1438,8 @@ TEST_F(ProgramApi, MaxConcurrentRunsMustBeAPositiveInt) {
   TteError error{};
   EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
             TTE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(error.message).find("max_concurrent_runs"), std::string::npos) << error.message;
+  EXPECT_NE(std::string(error.message).find("max_concurrent_runs"), std::string::npos)
+      << error.message;
 }
 
 // max_concurrent_runs is read as TensorRTBackend reads its options: for its
@@ -1418,7 +1461,8 @@ TEST_F(ProgramApi, MaxConcurrentRunsIsTensorRTBackendsOptionTheLastValueWinning)
       {{{"TensorRTBackend", TTE_OPTION_STRING, 0, "x"}}, TTE_ERROR_INVALID_ARGUMENT},
       {{{"OtherBackend", TTE_OPTION_STRING, 0, "x"}}, TTE_OK},
       {{{"OtherBackend", TTE_OPTION_INT, 0, ""}}, TTE_OK},
-      {{{"TensorRTBackend", TTE_OPTION_INT, 0, ""}, {"TensorRTBackend", TTE_OPTION_INT, 2, ""}}, TTE_OK},
+      {{{"TensorRTBackend", TTE_OPTION_INT, 0, ""}, {"TensorRTBackend", TTE_OPTION_INT, 2, ""}},
+       TTE_OK},
       {{{"TensorRTBackend", TTE_OPTION_INT, 2, ""}, {"TensorRTBackend", TTE_OPTION_INT, 0, ""}},
        TTE_ERROR_INVALID_ARGUMENT},
   };
@@ -1439,8 +1483,9 @@ TEST_F(ProgramApi, MaxConcurrentRunsIsTensorRTBackendsOptionTheLastValueWinning)
     options.num_backend_options = given.size();
     Program program;
     TteError error{};
-    EXPECT_EQ(tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
-              cases[i].expected)
+    EXPECT_EQ(
+        tte_program_open_file(fixture("add_one.pte").c_str(), &options, program.out(), &error),
+        cases[i].expected)
         << "case " << i << ": " << error.message;
     if (cases[i].expected != TTE_OK) {
       EXPECT_NE(std::string(error.message).find("max_concurrent_runs"), std::string::npos)

@@ -45,7 +45,8 @@ class Program {
 
 // Device memory holding `values` (floats), seen as a kDLCUDA DLTensor.
 struct DeviceTensor {
-  DeviceTensor(std::vector<int64_t> dims, const std::vector<float>& values) : shape(std::move(dims)) {
+  DeviceTensor(std::vector<int64_t> dims, const std::vector<float>& values)
+      : shape(std::move(dims)) {
     bytes = values.size() * sizeof(float);
     EXPECT_EQ(cudaMalloc(&data, bytes == 0 ? 1 : bytes), cudaSuccess);
     if (bytes > 0) {
@@ -159,7 +160,8 @@ TEST_F(ProgramGpu, DeviceInputToAHostPlannedProgram) {
 TEST_F(ProgramGpu, DataDependentOutputsHaveTheShapeTheKernelProduced) {
   Program program;
   open(program, "keep_positive.pte");
-  const std::vector<std::vector<float>> cases = {{-1, 0, -2}, {-1, 2, 0, 3, -4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}};
+  const std::vector<std::vector<float>> cases = {
+      {-1, 0, -2}, {-1, 2, 0, 3, -4, 5}, {1, 2, 3, 4, 5, 6, 7, 8}};
   for (int copy : {1, 0}) {
     for (const std::vector<float>& values : cases) {
       DeviceTensor x({static_cast<int64_t>(values.size())}, values);
@@ -241,10 +243,9 @@ TEST_F(ProgramGpu, DeviceResidentOutputsStayOnTheDevice) {
 // The CUDA test provider's enqueue count.
 uint64_t cuda_provider_enqueues() {
   void* library = dlopen(cuda_provider_path().c_str(), RTLD_NOW | RTLD_NOLOAD);
-  auto stats = library == nullptr
-                   ? nullptr
-                   : reinterpret_cast<void (*)(TteTestProviderStats*)>(
-                         dlsym(library, "tte_test_provider_stats"));
+  auto stats = library == nullptr ? nullptr
+                                  : reinterpret_cast<void (*)(TteTestProviderStats*)>(
+                                        dlsym(library, "tte_test_provider_stats"));
   EXPECT_NE(stats, nullptr);
   TteTestProviderStats seen{};
   seen.struct_size = sizeof(seen);

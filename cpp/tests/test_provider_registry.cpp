@@ -11,7 +11,8 @@ namespace {
 
 std::vector<std::string> registered_names() {
   std::vector<std::string> names;
-  for (size_t i = 0; i < tte_num_engine_providers(); ++i) names.push_back(tte_engine_provider_name(i));
+  for (size_t i = 0; i < tte_num_engine_providers(); ++i)
+    names.push_back(tte_engine_provider_name(i));
   return names;
 }
 
@@ -25,8 +26,8 @@ TEST(ProviderRegistry, OrdersByKindThenRegistration) {
                                                           "other-first", "other-second"}));
   EXPECT_EQ(tte_engine_provider_name(5), nullptr);
   python.unregister();
-  EXPECT_EQ(registered_names(), (std::vector<std::string>{"native", "native-second",
-                                                          "other-first", "other-second"}));
+  EXPECT_EQ(registered_names(),
+            (std::vector<std::string>{"native", "native-second", "other-first", "other-second"}));
 }
 
 TEST(ProviderRegistry, RefusesADuplicateName) {
@@ -63,7 +64,9 @@ TEST(ProviderRegistry, ChecksTheAbi) {
     void (*breakit)(TteEngineProvider*);
     const char* expected;
   } cases[] = {
-      {"future ABI", [](TteEngineProvider* p) { p->abi_version = TTE_ENGINE_PROVIDER_ABI_VERSION + 1; }, "ABI version 3"},
+      {"future ABI",
+       [](TteEngineProvider* p) { p->abi_version = TTE_ENGINE_PROVIDER_ABI_VERSION + 1; },
+       "ABI version 3"},
       {"ABI 0", [](TteEngineProvider* p) { p->abi_version = 0; }, "ABI version 0"},
       {"short struct", [](TteEngineProvider* p) { p->struct_size = 16; }, "struct_size 16"},
       {"no name", [](TteEngineProvider* p) { p->name = nullptr; }, "has no name"},
@@ -114,9 +117,8 @@ TEST(ProviderRegistry, UnregisterUnknownSaysSo) {
 TEST(ProviderRegistry, ReleaseRunsOnceAfterUnregisterAndTheLastEngine) {
   FakeProvider provider("lifetime");
   auto state = provider.shared_state();
-  const auto blob = make_blob(
-      blob_metadata({"x"}, {"y"}),
-      fake_plan(engine({static_input("x", {4}), output_like("y", 0)})));
+  const auto blob = make_blob(blob_metadata({"x"}, {"y"}),
+                              fake_plan(engine({static_input("x", {4}), output_like("y", 0)})));
   {
     Delegate first;
     Delegate second;
@@ -146,9 +148,8 @@ TEST(ProviderRegistry, ReleaseRunsOnceAfterUnregisterAndTheLastEngine) {
 
 TEST(ProviderRegistry, LaterRegistrationsAffectLaterLoadsOnly) {
   FakeProvider first("first");
-  const auto blob = make_blob(
-      blob_metadata({"x"}, {"y"}),
-      fake_plan(engine({static_input("x", {2}), output_like("y", 0)})));
+  const auto blob = make_blob(blob_metadata({"x"}, {"y"}),
+                              fake_plan(engine({static_input("x", {2}), output_like("y", 0)})));
   Delegate before;
   ASSERT_EQ(before.init(blob), et::Error::Ok);
   FakeProvider native("native-later", TTE_MEMORY_HOST, TTE_PROVIDER_NATIVE);

@@ -151,8 +151,8 @@ TEST(Registration, AnotherOwnerIsNamedAndTheRegistryFullIsSaid) {
   }
   void* full = load_plugin_copy("full");
   ASSERT_NE(full, nullptr) << dlerror();
-  status_of = reinterpret_cast<decltype(&tte_registration_status)>(
-      dlsym(full, "tte_registration_status"));
+  status_of =
+      reinterpret_cast<decltype(&tte_registration_status)>(dlsym(full, "tte_registration_status"));
   EXPECT_EQ(status_of(&error), TTE_ERROR_INTERNAL);
   EXPECT_NE(std::string(error.message).find("backend registry is full"), std::string::npos)
       << error.message;

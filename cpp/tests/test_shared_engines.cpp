@@ -22,7 +22,8 @@ void* host_library() { return dlopen(host_test_provider().c_str(), RTLD_NOW | RT
 TteTestProviderStats provider_stats() {
   TteTestProviderStats s{};
   s.struct_size = sizeof(s);
-  reinterpret_cast<void (*)(TteTestProviderStats*)>(dlsym(host_library(), "tte_test_provider_stats"))(&s);
+  reinterpret_cast<void (*)(TteTestProviderStats*)>(
+      dlsym(host_library(), "tte_test_provider_stats"))(&s);
   return s;
 }
 
@@ -46,11 +47,13 @@ std::vector<uint8_t> add_one_blob(const std::vector<int64_t>& scratch, int64_t w
                 std::to_string(hi) + ",4],\"max\":[" + std::to_string(hi) + ",4]}";
     scratch_list += std::string(p ? "," : "") + std::to_string(scratch[p]);
   }
-  const std::string plan = "TTE-TEST-ENGINE\n{\"op\":\"add_one\",\"tensors\":[{\"name\":\"x" + tag +
-                           "\",\"is_input\":true,\"dtype\":\"float32\",\"profiles\":[" + profiles +
-                           "]},{\"name\":\"y\",\"is_input\":false,\"dtype\":\"float32\",\"shape_of\":"
-                           "\"x" + tag + "\"}],\"scratch_bytes\":[" + scratch_list +
-                           "],\"weight_bytes\":" + std::to_string(weight_bytes) + "}";
+  const std::string plan =
+      "TTE-TEST-ENGINE\n{\"op\":\"add_one\",\"tensors\":[{\"name\":\"x" + tag +
+      "\",\"is_input\":true,\"dtype\":\"float32\",\"profiles\":[" + profiles +
+      "]},{\"name\":\"y\",\"is_input\":false,\"dtype\":\"float32\",\"shape_of\":"
+      "\"x" +
+      tag + "\"}],\"scratch_bytes\":[" + scratch_list +
+      "],\"weight_bytes\":" + std::to_string(weight_bytes) + "}";
   return make_blob(blob_metadata({"x" + tag}, {"y"}), plan);
 }
 
@@ -58,8 +61,9 @@ class SharedEngines : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     TteError error{};
-    ASSERT_EQ(tte_load_engine_provider_library(host_test_provider().c_str(), TTE_PROVIDER_OTHER, &error),
-              TTE_OK)
+    ASSERT_EQ(
+        tte_load_engine_provider_library(host_test_provider().c_str(), TTE_PROVIDER_OTHER, &error),
+        TTE_OK)
         << error.message;
   }
   void SetUp() override {

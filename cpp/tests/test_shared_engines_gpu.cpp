@@ -31,14 +31,16 @@ int64_t used_device_bytes() {
 }
 
 // add_one on float32 [n] (static), with scratch and weights.
-std::vector<uint8_t> add_one_blob(const std::string& name, int64_t n, int64_t scratch, int64_t weights) {
+std::vector<uint8_t> add_one_blob(const std::string& name, int64_t n, int64_t scratch,
+                                  int64_t weights) {
   const std::string dims = "[" + std::to_string(n) + "]";
-  const std::string plan = "TTE-TEST-ENGINE\n{\"op\":\"add_one\",\"tensors\":[{\"name\":\"" + name +
-                           "\",\"is_input\":true,\"dtype\":\"float32\",\"profiles\":[{\"min\":" + dims +
-                           ",\"opt\":" + dims + ",\"max\":" + dims +
-                           "}]},{\"name\":\"y\",\"is_input\":false,\"dtype\":\"float32\",\"shape_of\":\"" +
-                           name + "\"}],\"scratch_bytes\":" + std::to_string(scratch) +
-                           ",\"weight_bytes\":" + std::to_string(weights) + "}";
+  const std::string plan =
+      "TTE-TEST-ENGINE\n{\"op\":\"add_one\",\"tensors\":[{\"name\":\"" + name +
+      "\",\"is_input\":true,\"dtype\":\"float32\",\"profiles\":[{\"min\":" + dims +
+      ",\"opt\":" + dims + ",\"max\":" + dims +
+      "}]},{\"name\":\"y\",\"is_input\":false,\"dtype\":\"float32\",\"shape_of\":\"" + name +
+      "\"}],\"scratch_bytes\":" + std::to_string(scratch) +
+      ",\"weight_bytes\":" + std::to_string(weights) + "}";
   return make_blob(blob_metadata({name}, {"y"}), plan);
 }
 
@@ -50,8 +52,9 @@ class SharedEnginesGpu : public testing::Test {
       GTEST_SKIP() << "CUDA test provider not built at " << cuda_test_provider();
     }
     TteError error{};
-    ASSERT_EQ(tte_load_engine_provider_library(cuda_test_provider().c_str(), TTE_PROVIDER_OTHER, &error),
-              TTE_OK)
+    ASSERT_EQ(
+        tte_load_engine_provider_library(cuda_test_provider().c_str(), TTE_PROVIDER_OTHER, &error),
+        TTE_OK)
         << error.message;
     loaded_ = true;
     cudaFree(nullptr);  // the context exists before anything is measured
@@ -62,11 +65,13 @@ class SharedEnginesGpu : public testing::Test {
 
   // Runs the method: each delegate in turn on device x (n floats), the
   // output of one the input of the next. Returns the last output.
-  static std::vector<float> run_chain(std::vector<std::unique_ptr<Delegate>>& delegates, int64_t n) {
+  static std::vector<float> run_chain(std::vector<std::unique_ptr<Delegate>>& delegates,
+                                      int64_t n) {
     std::vector<float> host(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 1000) * 0.5f;
     DeviceMemory a(n * sizeof(float)), b(n * sizeof(float));
-    EXPECT_EQ(cudaMemcpy(a.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(a.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
     void* in = a.get();
     void* out = b.get();
     for (auto& delegate : delegates) {
@@ -101,8 +106,8 @@ TEST_F(SharedEnginesGpu, FourDelegatesNeedTheLargestScratchNotTheSum) {
       std::vector<std::unique_ptr<Delegate>> delegates;
       for (size_t d = 0; d < scratch.size(); ++d) {
         delegates.push_back(std::make_unique<Delegate>());
-        EXPECT_EQ(delegates.back()->init(add_one_blob("x" + std::to_string(d), n, scratch[d], 0), {},
-                                         options.view()),
+        EXPECT_EQ(delegates.back()->init(add_one_blob("x" + std::to_string(d), n, scratch[d], 0),
+                                         {}, options.view()),
                   Error::Ok);
       }
       for (int round = 0; round < 3; ++round) {
@@ -115,10 +120,11 @@ TEST_F(SharedEnginesGpu, FourDelegatesNeedTheLargestScratchNotTheSum) {
   std::vector<float> own_result, shared_result;
   const int64_t own = measure(false, &own_result);
   const int64_t shared = measure(true, &shared_result);
-  std::printf("[measure] scratch of 4 delegates: largest %lld MiB, sum %lld MiB; own scratch %.1f MiB, "
-              "shared %.1f MiB; shared / largest = %.3f (goal <= 1.1), own / largest = %.3f\n",
-              static_cast<long long>(largest / kMiB), static_cast<long long>(sum / kMiB),
-              own / double(kMiB), shared / double(kMiB), shared / double(largest), own / double(largest));
+  std::printf(
+      "[measure] scratch of 4 delegates: largest %lld MiB, sum %lld MiB; own scratch %.1f MiB, "
+      "shared %.1f MiB; shared / largest = %.3f (goal <= 1.1), own / largest = %.3f\n",
+      static_cast<long long>(largest / kMiB), static_cast<long long>(sum / kMiB),
+      own / double(kMiB), shared / double(kMiB), shared / double(largest), own / double(largest));
   EXPECT_EQ(shared_result, own_result) << "sharing scratch changes no result";
   // The chain's buffers (2 x 256 KiB) and allocation granularity are in the
   // measure; they are small against the scratch.
@@ -147,8 +153,9 @@ TEST_F(SharedEnginesGpu, ASecondLoadAddsAlmostNoDeviceMemory) {
   const int64_t first = used_device_bytes() - before;
   const std::vector<float> second_result = load_and_run(&delegates);
   const int64_t second = used_device_bytes() - before - first;
-  std::printf("[measure] first load %.1f MiB, second load %.1f MiB: second / first = %.3f (goal < 0.1)\n",
-              first / double(kMiB), second / double(kMiB), second / double(first));
+  std::printf(
+      "[measure] first load %.1f MiB, second load %.1f MiB: second / first = %.3f (goal < 0.1)\n",
+      first / double(kMiB), second / double(kMiB), second / double(first));
   EXPECT_EQ(first_result, second_result);
   EXPECT_LT(second * 10, first);
 }
@@ -159,10 +166,12 @@ TEST_F(SharedEnginesGpu, ASecondLoadAddsAlmostNoDeviceMemory) {
 TEST_F(SharedEnginesGpu, ThreadsOverlapOnASharedEngine) {
   const int64_t n = 1 << 10;
   const std::string dims = "[" + std::to_string(n) + "]";
-  const std::string plan = "TTE-TEST-ENGINE\n{\"op\":\"add_one\",\"tensors\":[{\"name\":\"x\",\"is_input\":true,"
-                           "\"dtype\":\"float32\",\"profiles\":[{\"min\":" + dims + ",\"opt\":" + dims +
-                           ",\"max\":" + dims + "}]},{\"name\":\"y\",\"is_input\":false,\"dtype\":\"float32\","
-                           "\"shape_of\":\"x\"}],\"spin_us\":200,\"scratch_bytes\":1048576}";
+  const std::string plan =
+      "TTE-TEST-ENGINE\n{\"op\":\"add_one\",\"tensors\":[{\"name\":\"x\",\"is_input\":true,"
+      "\"dtype\":\"float32\",\"profiles\":[{\"min\":" +
+      dims + ",\"opt\":" + dims + ",\"max\":" + dims +
+      "}]},{\"name\":\"y\",\"is_input\":false,\"dtype\":\"float32\","
+      "\"shape_of\":\"x\"}],\"spin_us\":200,\"scratch_bytes\":1048576}";
   const std::vector<uint8_t> blob = make_blob(blob_metadata({"x"}, {"y"}), plan);
   constexpr int kThreads = 4;
   constexpr int kCalls = 200;
@@ -192,15 +201,17 @@ TEST_F(SharedEnginesGpu, ThreadsOverlapOnASharedEngine) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
     for (auto& thread : pool) thread.join();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(failures.load(), 0);
     return threads * kCalls / seconds;
   };
   const double one = calls_per_second(1);
   const double four = calls_per_second(kThreads);
-  std::printf("[measure] 200 us spin, own delegate per thread on one shared engine: 1 thread %.0f calls/s, "
-              "4 threads %.0f calls/s: ratio %.2f (goal for one program: >= 3)\n",
-              one, four, four / one);
+  std::printf(
+      "[measure] 200 us spin, own delegate per thread on one shared engine: 1 thread %.0f calls/s, "
+      "4 threads %.0f calls/s: ratio %.2f (goal for one program: >= 3)\n",
+      one, four, four / one);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 
 #include <executorch/runtime/backend/options.h>
 
-#include "torch_tensorrt_executorch/c_api.h"
 #include "delegate_harness.h"
+#include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte_test {
 namespace {
@@ -211,8 +211,7 @@ TEST_F(Backend, BindsByNameNotPosition) {
   spec.tensors = {static_input("b", {3}), fixed_output("y", {3}), static_input("a", {3})};
   spec.op = Op::kSubtract;  // y = first engine input - second: b - a
   Delegate delegate;
-  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"a", "b"}, {"y"}), fake_plan(spec))),
-            Error::Ok);
+  ASSERT_EQ(delegate.init(make_blob(blob_metadata({"a", "b"}, {"y"}), fake_plan(spec))), Error::Ok);
   OwnedTensor a(ScalarType::Float, {3});
   OwnedTensor b(ScalarType::Float, {3});
   OwnedTensor y(ScalarType::Float, {3});
@@ -229,7 +228,8 @@ TEST_F(Backend, InterleavedBindingsGiveInputsThenOutputs) {
   spec.tensors = {static_input("a", {3}), static_input("b", {3}), fixed_output("y", {3})};
   spec.op = Op::kSubtract;  // y = a - b
   Json metadata = blob_metadata({}, {});
-  metadata["io_bindings"] = Json::array({binding("a", true), binding("y", false), binding("b", true)});
+  metadata["io_bindings"] =
+      Json::array({binding("a", true), binding("y", false), binding("b", true)});
   Delegate delegate;
   ASSERT_EQ(delegate.init(make_blob(metadata, fake_plan(spec))), Error::Ok);
   OwnedTensor a(ScalarType::Float, {3});
@@ -258,8 +258,8 @@ TEST_F(Backend, MisalignedTensorsAreStagedToTheEnginesAlignment) {
   Delegate delegate;
   ASSERT_EQ(delegate.init(add_one_blob()), Error::Ok);
   alignas(256) static float arena[4 * 64 + 64];
-  float* x_data = arena + 4;                  // 16 bytes past a 256-byte boundary
-  float* y_data = arena + 64 + 8;             // 32 bytes past one
+  float* x_data = arena + 4;       // 16 bytes past a 256-byte boundary
+  float* y_data = arena + 64 + 8;  // 32 bytes past one
   OwnedTensor x(ScalarType::Float, {2, 4}, -1, x_data);
   OwnedTensor y(ScalarType::Float, {2, 4}, -1, y_data);
   x.fill(0);
@@ -360,7 +360,8 @@ FakeEngineSpec kv_engine(bool engine_aliases = true) {
 
 Json kv_metadata(const std::string& kind = "kv_cache_update") {
   Json metadata = blob_metadata({"cache", "x"}, {"cache_out", "y"});
-  metadata["aliased_io"] = Json::array({Json{{"output", "cache_out"}, {"input", "cache"}, {"kind", kind}}});
+  metadata["aliased_io"] =
+      Json::array({Json{{"output", "cache_out"}, {"input", "cache"}, {"kind", kind}}});
   return metadata;
 }
 
@@ -421,8 +422,9 @@ TEST_F(Backend, UserAliasesAreCheckedByShape) {
   OwnedTensor y(ScalarType::Float, {4});
   StderrCapture log;
   EXPECT_EQ(delegate.execute({&cache, &x, &cache_out, &y}), Error::InvalidArgument);
-  EXPECT_TRUE(contains(log.text(), "aliased output 'cache_out' has shape [3] but the input "
-                                   "'cache' it is written into has [4]"))
+  EXPECT_TRUE(contains(log.text(),
+                       "aliased output 'cache_out' has shape [3] but the input "
+                       "'cache' it is written into has [4]"))
       << log.text();
 }
 
@@ -476,8 +478,9 @@ TEST(BackendProviders, ReportsAnEnqueueFailure) {
   OwnedTensor y(ScalarType::Float, {2});
   StderrCapture log;
   EXPECT_EQ(delegate.execute({&x, &y}), Error::Internal);
-  EXPECT_TRUE(contains(log.text(), "engine provider 'enqueue-fails': enqueue failed: illegal "
-                                   "memory access in layer 3"))
+  EXPECT_TRUE(contains(log.text(),
+                       "engine provider 'enqueue-fails': enqueue failed: illegal "
+                       "memory access in layer 3"))
       << log.text();
 }
 
@@ -496,8 +499,9 @@ TEST(BackendProviders, TheProviderOptionPicksOne) {
   Delegate missing;
   StderrCapture log;
   EXPECT_EQ(missing.init(add_one_blob(), {}, unknown.view()), Error::NotFound);
-  EXPECT_TRUE(contains(log.text(), "engine provider 'tensorrt-native-11' (load option 'provider') "
-                                   "is not registered; registered: 'first', 'second'"))
+  EXPECT_TRUE(contains(log.text(),
+                       "engine provider 'tensorrt-native-11' (load option 'provider') "
+                       "is not registered; registered: 'first', 'second'"))
       << log.text();
 }
 
@@ -550,9 +554,10 @@ TEST(BackendProviders, APlanWhoseMajorHasNoProviderSaysWhichItNeeds) {
     Delegate delegate;
     StderrCapture log;
     EXPECT_NE(delegate.init(tensorrt_blob(10, 16, 1), {}, {}), Error::Ok);
-    EXPECT_TRUE(contains(log.text(), "the plan was built by TensorRT 10.16.1, and no native "
-                                     "provider for TensorRT 10 ('tensorrt-native-10') is "
-                                     "registered"))
+    EXPECT_TRUE(contains(log.text(),
+                         "the plan was built by TensorRT 10.16.1, and no native "
+                         "provider for TensorRT 10 ('tensorrt-native-10') is "
+                         "registered"))
         << log.text();
     EXPECT_TRUE(contains(log.text(), "'tensorrt-native-11' runs TensorRT 11 plans only"))
         << log.text();
@@ -563,9 +568,10 @@ TEST(BackendProviders, APlanWhoseMajorHasNoProviderSaysWhichItNeeds) {
   Delegate delegate;
   StderrCapture log;
   EXPECT_EQ(delegate.init(tensorrt_blob(10, 16, 1), {}, follow.view()), Error::NotFound);
-  EXPECT_TRUE(contains(log.text(), "the plan was built by TensorRT 10.16.1, and load option "
-                                   "provider='tensorrt-native' takes the native provider of that "
-                                   "major, but no native provider for TensorRT 10"))
+  EXPECT_TRUE(contains(log.text(),
+                       "the plan was built by TensorRT 10.16.1, and load option "
+                       "provider='tensorrt-native' takes the native provider of that "
+                       "major, but no native provider for TensorRT 10"))
       << log.text();
   EXPECT_EQ(eleven.state().deserializes.load(), 0);
 }
@@ -599,7 +605,8 @@ TEST(BackendProviders, DeviceIdPastTheDeviceCount) {
   Delegate delegate;
   StderrCapture log;
   EXPECT_EQ(delegate.init(add_one_blob(/*device_id=*/64)), Error::DelegateInvalidCompatibility);
-  EXPECT_TRUE(contains(log.text(), "the engine is for cuda:64 but this process sees")) << log.text();
+  EXPECT_TRUE(contains(log.text(), "the engine is for cuda:64 but this process sees"))
+      << log.text();
   EXPECT_EQ(device.state().deserializes.load(), 0);
 }
 

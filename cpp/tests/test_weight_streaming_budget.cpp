@@ -43,7 +43,8 @@ TEST(WeightStreamingBudget, RejectsNegative) {
 }
 
 TEST(WeightStreamingBudget, RejectsOverflow) {
-  for (const char* text : {"9223372036854775808", "18446744073709551616", "99999999999999999999999"}) {
+  for (const char* text :
+       {"9223372036854775808", "18446744073709551616", "99999999999999999999999"}) {
     const auto result = parse(text);
     ASSERT_FALSE(result.ok()) << text;
     EXPECT_NE(result.error().find("too large"), std::string::npos) << result.error();
@@ -57,8 +58,8 @@ TEST(WeightStreamingBudget, RejectsEmptyAndZeroLength) {
 }
 
 TEST(WeightStreamingBudget, RejectsAnythingButDigits) {
-  for (const char* text : {"garbage", "12x", "12 34", "42 ", " 42", "+42", "4.5", "1e9", "0x10", "\t1", "1\n",
-                           "\xef\xbc\x91"}) {
+  for (const char* text : {"garbage", "12x", "12 34", "42 ", " 42", "+42", "4.5", "1e9", "0x10",
+                           "\t1", "1\n", "\xef\xbc\x91"}) {
     const auto result = parse(text);
     EXPECT_FALSE(result.ok()) << "'" << text << "'";
     EXPECT_NE(result.error().find("decimal byte count"), std::string::npos) << result.error();

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 # NEEDED and RUNPATH as scripts/conda/elf-check.py reads them (one reader of readelf's output).
-_spec = importlib.util.spec_from_file_location("elf_check", Path(__file__).resolve().parents[1] / "conda" / "elf-check.py")
+_spec = importlib.util.spec_from_file_location(
+    "elf_check", Path(__file__).resolve().parents[1] / "conda" / "elf-check.py")
 elf_check = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(elf_check)
 

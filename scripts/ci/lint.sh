@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Static checks that need no build: Python (ruff when installed, else a byte
-# compile), shell scripts (bash -n, shellcheck when installed), C++ formatting
-# (clang-format when installed and a .clang-format exists), that the
-# manifests parse, and the layering: no import or #include circle, no plugin
-# layer including one above it (check-layers.py). Usage: scripts/ci/lint.sh
+# Static checks that need no build (CONTRIBUTING.md): Python lint (ruff) and
+# types (mypy over src/), C and C++ formatting (clang-format, .clang-format),
+# shell scripts (bash -n, shellcheck when installed), that the manifests
+# parse, and the layering: no import or #include circle, no layer importing
+# or including one above it (check-layers.py). ruff, mypy and clang-format
+# are the versions requirements-dev.txt pins, from .venv (scripts/setup.sh).
+# The pre-commit hooks (.pre-commit-config.yaml) run the same commands.
+# Usage: scripts/ci/lint.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -12,13 +15,22 @@ py=python3
 status=0
 run() { echo "+ $*" >&2; "$@" || status=1; }
 
-python_dirs=(src tests scripts recipe/tests)
-if command -v ruff >/dev/null; then
-  run ruff check "${python_dirs[@]}"
-else
-  # Byte-compiled files go to a scratch folder, not next to the sources.
-  PYTHONPYCACHEPREFIX="$(mktemp -d)" run "$py" -m compileall -q "${python_dirs[@]}"
-fi
+tool() {
+  if [ ! -x ".venv/bin/$1" ]; then
+    echo "lint: .venv/bin/$1 is missing: run scripts/setup.sh (it installs requirements-dev.txt)" >&2
+    exit 2
+  fi
+  echo ".venv/bin/$1"
+}
+
+ruff="$(tool ruff)"
+mypy="$(tool mypy)"
+clang_format="$(tool clang-format)"
+
+python_dirs=(src tests scripts bench recipe/tests)
+run "$ruff" check "${python_dirs[@]}"
+# Files, strictness per module and third-party stubs: pyproject.toml [tool.mypy].
+run "$mypy"
 
 mapfile -t shell_scripts < <(git ls-files -co --exclude-standard '*.sh' .ci/run)
 for s in "${shell_scripts[@]}"; do
@@ -28,11 +40,8 @@ if command -v shellcheck >/dev/null; then
   run shellcheck "${shell_scripts[@]}"
 fi
 
-clang_format="$(command -v clang-format || command -v clang-format-14 || true)"
-if [ -n "$clang_format" ] && [ -f .clang-format ]; then
-  mapfile -t cpp_files < <(git ls-files -co --exclude-standard 'cpp/*.cpp' 'cpp/*.h' 'cpp/*.cu')
-  run "$clang_format" --dry-run --Werror "${cpp_files[@]}"
-fi
+mapfile -t c_files < <(git ls-files -co --exclude-standard '*.c' '*.cc' '*.cpp' '*.h' '*.hpp' '*.cu' '*.cuh')
+run "$clang_format" --dry-run --Werror "${c_files[@]}"
 
 run "$py" scripts/ci/check-layers.py
 

@@ -49,8 +49,9 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "build" / "conda-offline"
@@ -69,7 +70,7 @@ ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AA
 
 try:
     import rattler
-    from rattler_build import JinjaConfig, Package, PlatformConfig, VariantConfig
+    from rattler_build import JinjaConfig, PlatformConfig, VariantConfig
 except ImportError:
     # Any interpreter can start this script; it continues in .venv-conda.
     venv_python = ROOT / ".venv-conda" / "bin" / "python"
@@ -269,7 +270,8 @@ def build(src: Path, platform: str, cuda: str) -> list[Path]:
 def virtual_packages(platform: str) -> list:
     if platform == "linux-64":
         return [p.into_generic() for p in rattler.VirtualPackage.detect()]
-    return [rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version), rattler.BuildString(build))
+    return [rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version),
+                                          rattler.BuildString(build))
             for name, version, build in (("__unix", "0", "0"), ("__linux", "6.1", "0"),
                                          ("__glibc", "2.36", "0"), ("__archspec", "1", "aarch64"))]
 
@@ -300,7 +302,8 @@ def check_installed(platform: str, cuda: str) -> None:
                                   "libtorch-tensorrt-executorch-devel", "python 3.11.*"],
                          platform, [OUTPUT, STANDINS])
     log(f"{platform} CUDA {cuda}: installed " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records
-                                                         if "tensorrt-executorch" in r.name.normalized or "executorch" in r.name.normalized))
+                                                         if "tensorrt-executorch" in r.name.normalized
+                                                         or "executorch" in r.name.normalized))
     # The compiled binding (abi3) links no libpython and nothing of the
     # prefix: it opens the plugin the Python side found in lib/.
     (binding,) = prefix.glob("lib/python3.*/site-packages/torch_tensorrt_executorch_runtime/_native/_compiled*.so")

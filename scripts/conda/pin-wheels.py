@@ -74,7 +74,8 @@ def wanted() -> list[tuple[str, str, dict]]:
                 tag = "cp" + python.replace(".", "")
                 selector = (f'{arch} and {cuda} and match(python, "{python}.*")' if arch == "x86_64"
                             else f'{arch} and match(python, "{python}.*")')
-                out.append((selector, *pick(bindings, rf"tensorrt_cu{major}_bindings-[\d.]+-{tag}-none-manylinux_2_\d+_{arch}\.whl")))
+                out.append((selector, *pick(bindings, rf"tensorrt_cu{major}_bindings-[\d.]+-{tag}-none-"
+                                                      rf"manylinux_2_\d+_{arch}\.whl")))
         shim = pypi_files(f"tensorrt-cu{major}", context["tensorrt_python_version"])
         out.append((cuda, *pick(shim, rf"tensorrt_cu{major}-[\d.]+\.tar\.gz")))
     dllist = pypi_files("dllist", context["dllist_version"])

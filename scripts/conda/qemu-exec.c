@@ -33,7 +33,7 @@ typedef int (*spawn_fn)(pid_t*, const char*, const posix_spawn_file_actions_t*,
                         const posix_spawnattr_t*, char* const[], char* const[]);
 
 static const char* const kSettings[] = {"TTE_QEMU", "TTE_QEMU_SYSROOT", "TTE_QEMU_MACHINE",
-                                         "TTE_QEMU_PRELOAD"};
+                                        "TTE_QEMU_PRELOAD"};
 enum { kNumSettings = 4 };
 /* Read when the library loads: a program may clear its environment (env -i)
    before it starts the next one. */

@@ -398,7 +398,8 @@ def tensorrt_standins(work: Path, platform: str, cudas: list[str]) -> list[Stand
     ]
     for pkg in ("libnvinfer-plugin", "libnvonnxparser"):
         out += [
-            Standin(pkg, TENSORRT_VERSION, platform, f"{pkg}: a stub library with the entry points the Python bindings import",
+            Standin(pkg, TENSORRT_VERSION, platform,
+                    f"{pkg}: a stub library with the entry points the Python bindings import",
                     files=base / pkg, build_string=bs, depends=[exact("libnvinfer"), cuda_pin]),
             Standin(f"{pkg}-devel", TENSORRT_VERSION, platform, f"{pkg}-devel: the unversioned link",
                     files=base / f"{pkg}-devel", build_string=bs,
@@ -436,9 +437,11 @@ def compiler_standins(work: Path, target: str, versions: list[str], ccache: Path
     # The flags conda-forge's activation scripts set; the -rpath to $PREFIX/lib
     # is what rattler-build's relinking turns into $ORIGIN.
     cflags = ("-march=nocona -mtune=haswell " if native else "") + \
-        "-ftree-vectorize -fPIC -fstack-protector-strong -fno-plt -O2 -ffunction-sections -pipe -isystem $PREFIX/include"
+        "-ftree-vectorize -fPIC -fstack-protector-strong -fno-plt -O2 -ffunction-sections -pipe " \
+        "-isystem $PREFIX/include"
     ldflags = ("-Wl,-O2 -Wl,--sort-common -Wl,--as-needed -Wl,-z,relro -Wl,-z,now -Wl,--disable-new-dtags "
-               "-Wl,--gc-sections -Wl,--allow-shlib-undefined -Wl,-rpath,$PREFIX/lib -Wl,-rpath-link,$PREFIX/lib -L$PREFIX/lib")
+               "-Wl,--gc-sections -Wl,--allow-shlib-undefined -Wl,-rpath,$PREFIX/lib -Wl,-rpath-link,$PREFIX/lib "
+               "-L$PREFIX/lib")
     # In a build BUILD_PREFIX holds the tools; in an environment, the environment does.
     tools = "${BUILD_PREFIX:-$CONDA_PREFIX}"
     cmake_args = [f"-DCMAKE_AR={tools}/bin/{conda}-ar", f"-DCMAKE_RANLIB={tools}/bin/{conda}-ranlib",
@@ -453,7 +456,8 @@ def compiler_standins(work: Path, target: str, versions: list[str], ccache: Path
     activate_gcc = f"""# Stand-in for conda-forge's gcc activation (offline build).
 export CC="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-cc"
 export AR="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ar" NM="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-nm"
-export RANLIB="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ranlib" STRIP="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-strip"
+export RANLIB="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ranlib" \
+STRIP="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-strip"
 export LD="${{BUILD_PREFIX:-$CONDA_PREFIX}}/bin/{conda}-ld"
 export CFLAGS="{cflags}" CPPFLAGS="-DNDEBUG -D_FORTIFY_SOURCE=2 -O2 -isystem $PREFIX/include"
 export LDFLAGS="{ldflags}"
@@ -488,9 +492,11 @@ export CXXFLAGS="{cflags} -fvisibility-inlines-hidden -fmessage-length=0"
     for version in versions:
         exports = {"strong": ["libgcc >=12"]}
         out += [
-            Standin(f"gcc_{target}", version, "linux-64", f"gcc_{target}: wraps {cc} (gcc 12) with conda-forge's activation",
+            Standin(f"gcc_{target}", version, "linux-64",
+                    f"gcc_{target}: wraps {cc} (gcc 12) with conda-forge's activation",
                     files=gcc_dir, depends=[f"sysroot_{target}"], run_exports=exports),
-            Standin(f"gxx_{target}", version, "linux-64", f"gxx_{target}: wraps {cxx} (gcc 12) with conda-forge's activation",
+            Standin(f"gxx_{target}", version, "linux-64",
+                    f"gxx_{target}: wraps {cxx} (gcc 12) with conda-forge's activation",
                     files=gxx_dir, depends=[f"gcc_{target} =={version}"],
                     run_exports={"strong": ["libstdcxx >=12", "libgcc >=12"]}),
         ]
@@ -524,7 +530,8 @@ def python_standins(work: Path, platform: str) -> list[Standin]:
         short = f"{sys.version_info[0]}.{sys.version_info[1]}"
         interpreter = home / "bin" / f"python{short}"
         # A virtual environment: sys.prefix is wherever pyvenv.cfg sits.
-        write(root / "pyvenv.cfg", f"home = {home / 'bin'}\ninclude-system-site-packages = false\nversion = {version}\n")
+        write(root / "pyvenv.cfg",
+              f"home = {home / 'bin'}\ninclude-system-site-packages = false\nversion = {version}\n")
         copy(interpreter, root / "bin" / f"python{short}")
         summary = f"python: a virtual environment of this machine's CPython {version}"
     else:
@@ -544,12 +551,14 @@ def python_standins(work: Path, platform: str) -> list[Standin]:
         # Debian's site.py lists dist-packages only; conda installs into site-packages.
         write(root / "lib" / "python3.11" / "sitecustomize.py",
               "import os, site, sys\n"
-              "site.addsitedir(os.path.join(sys.prefix, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages'))\n")
+              "site.addsitedir(os.path.join(sys.prefix, 'lib', 'python%d.%d' % sys.version_info[:2], "
+              "'site-packages'))\n")
         summary = f"python: Debian's arm64 CPython {version}, in conda's layout"
     headers = Path("/usr/include") if platform == "linux-64" else arm64_python_headers()
     python_headers(headers, GNU_TRIPLE[platform], root / "include" / f"python{short}")
     (root / "lib" / f"python{short}" / "site-packages").mkdir(parents=True, exist_ok=True)
-    write(root / "lib" / f"python{short}" / "site-packages" / "README.standin", "site-packages of the stand-in python\n")
+    write(root / "lib" / f"python{short}" / "site-packages" / "README.standin",
+          "site-packages of the stand-in python\n")
     link(root / "bin" / "python", f"python{short}")
     link(root / "bin" / "python3", f"python{short}")
     abi = "cp" + short.replace(".", "")
@@ -725,7 +734,8 @@ def pytorch_standin(work: Path) -> list[Standin]:
     shutil.rmtree(d, ignore_errors=True)
     write(d / "lib" / "python3.11" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
     major, minor = version.split(".")[:2]
-    return [Standin("pytorch", version, "linux-64", f"pytorch: PyPI's {whl.name}, with this checkout's .venv CUDA wheels",
+    return [Standin("pytorch", version, "linux-64",
+                    f"pytorch: PyPI's {whl.name}, with this checkout's .venv CUDA wheels",
                     files=d, build_string="cuda130_standin_py311_h0_200", depends=["python 3.11.*"],
                     run_exports={"weak": [f"pytorch >={major}.{minor},<{major}.{int(minor) + 1}.0a0"]})]
 
@@ -743,7 +753,8 @@ print(json.dumps({d: m.version(d) for d in ("nvidia-cublas", "nvidia-cusolver", 
                                             "nvidia-cuda-nvrtc", "nvidia-cuda-runtime", "nvidia-nccl-cu13")}))
 """], capture_output=True, text=True, check=True).stdout)
     headers = {"libcublas-dev": ("nvidia-cublas", "cublas*.h"), "libcusolver-dev": ("nvidia-cusolver", "cusolver*.h"),
-               "libcusparse-dev": ("nvidia-cusparse", "cusparse*.h"), "cuda-nvrtc-dev": ("nvidia-cuda-nvrtc", "nvrtc.h"),
+               "libcusparse-dev": ("nvidia-cusparse", "cusparse*.h"),
+               "cuda-nvrtc-dev": ("nvidia-cuda-nvrtc", "nvrtc.h"),
                "cuda-driver-dev": ("nvidia-cuda-runtime", "cuda.h")}
     out = []
     for name, (dist, pattern) in headers.items():
@@ -753,13 +764,15 @@ print(json.dumps({d: m.version(d) for d in ("nvidia-cublas", "nvidia-cusolver", 
         if name == "cuda-nvrtc-dev":
             copy(cu13 / "lib" / "libnvrtc.so.13", d / target / "lib" / "libnvrtc.so.13")
             link(d / target / "lib" / "libnvrtc.so", "libnvrtc.so.13")
-        out.append(Standin(name, versions[dist], "linux-64", f"{name}: the headers of the .venv's {dist} wheel", files=d))
+        out.append(Standin(name, versions[dist], "linux-64", f"{name}: the headers of the .venv's {dist} wheel",
+                           files=d))
     cccl = base / "cuda-cccl"
     for folder in ("nv", "cub", "thrust", "cuda"):
         src = Path("/usr/local/cuda/include") / folder
         if src.exists():
             copy(src, cccl / target / "include" / folder)
-    out.append(Standin("cuda-cccl", "13.0", "linux-64", "cuda-cccl: this machine's CUDA toolkit's CCCL headers", files=cccl))
+    out.append(Standin("cuda-cccl", "13.0", "linux-64", "cuda-cccl: this machine's CUDA toolkit's CCCL headers",
+                       files=cccl))
     nccl = base / "nccl"
     for header in sorted((Path(site) / "nvidia" / "nccl" / "include").glob("nccl*.h")):
         copy(header, nccl / "include" / header.name)
@@ -781,7 +794,8 @@ def tool_standins(work: Path) -> list[Standin]:
     wrapper(base / "patchelf" / "bin" / "patchelf", "/usr/bin/patchelf")
     version = lambda cmd: subprocess.run(cmd, capture_output=True, text=True).stdout.split()[2]  # noqa: E731
     return [
-        Standin("cmake", version([str(venv / "cmake"), "--version"]), "linux-64", "cmake: the project .venv's", files=base / "cmake"),
+        Standin("cmake", version([str(venv / "cmake"), "--version"]), "linux-64", "cmake: the project .venv's",
+                files=base / "cmake"),
         Standin("ninja", re.match(r"[\d.]+", subprocess.run([str(venv / "ninja"), "--version"], capture_output=True,
                                                            text=True).stdout).group(0).strip("."),
                 "linux-64", "ninja: the project .venv's", files=base / "ninja"),
@@ -802,7 +816,8 @@ def cross_python_standin(work: Path, target: str) -> Standin:
           f"export _PYTHON_HOST_PLATFORM={target}\n"
           'export PIP_PREFIX="$PREFIX"\n'
           'export PYTHONPATH="$PREFIX/lib/python3.11/site-packages${PYTHONPATH:+:$PYTHONPATH}"\n')
-    return Standin(f"cross-python_{target}", "3.11", "linux-64", f"cross-python_{target}: $PYTHON runs the build python",
+    return Standin(f"cross-python_{target}", "3.11", "linux-64",
+                   f"cross-python_{target}: $PYTHON runs the build python",
                    files=d, depends=["python 3.11.*", "pip"])
 
 
@@ -812,7 +827,8 @@ def other_standins(work: Path, platforms: list[str]) -> list[Standin]:
     shutil.rmtree(d, ignore_errors=True)
     copy(Path("/usr/include/nlohmann"), d / "include" / "nlohmann")
     copy(Path("/usr/share/cmake/nlohmann_json"), d / "share" / "cmake" / "nlohmann_json")
-    out.append(Standin("nlohmann_json", "3.11.2", "noarch", "nlohmann_json: Debian's headers and CMake package", files=d))
+    out.append(Standin("nlohmann_json", "3.11.2", "noarch", "nlohmann_json: Debian's headers and CMake package",
+                       files=d))
     h = work / "libnvinfer-headers"
     shutil.rmtree(h, ignore_errors=True)
     if not (TENSORRT_HEADERS / "NvInferRuntime.h").exists():
@@ -864,9 +880,15 @@ def _output(s: Standin) -> dict:
 
 def build_channel(channel: Path, work: Path, standins: list[Standin]) -> None:
     """Package every stand-in into the file:// channel `channel`."""
-    from rattler_build import (PlatformConfig, RenderConfig, Stage0Recipe, ToolConfiguration,
-                               VariantConfig, assemble_package)
     import rattler.index
+    from rattler_build import (
+        PlatformConfig,
+        RenderConfig,
+        Stage0Recipe,
+        ToolConfiguration,
+        VariantConfig,
+        assemble_package,
+    )
 
     shutil.rmtree(channel, ignore_errors=True)
     channel.mkdir(parents=True)

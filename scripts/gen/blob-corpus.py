@@ -59,7 +59,8 @@ def blob(meta, engine=ENGINE, magic=None, **fields):
 
 def seeds():
     two = [("x", True), ("output0", False)]
-    kv = [("x", True), ("cache_k", True), ("cache_v", True), ("y", False), ("cache_k_out", False), ("cache_v_out", False)]
+    kv = [("x", True), ("cache_k", True), ("cache_v", True),
+          ("y", False), ("cache_k_out", False), ("cache_v_out", False)]
     kv_aliases = [("cache_k_out", "cache_k", "kv_cache_update"), ("cache_v_out", "cache_v", "user")]
     unicode_names = [("caf\u00e9", True), ("\u5165\u529b", True), ("\U0001f600_0", False), ('a"b\\c', False)]
     many = [(f"input_{i}", True) for i in range(32)] + [(f"output_{i}", False) for i in range(32)]
@@ -69,10 +70,12 @@ def seeds():
     yield "tr01-bind-by-engine-names", blob(metadata([]))
     yield "unicode-escaped-names", blob(metadata(unicode_names))
     yield "unicode-raw-utf8-names", blob(metadata(unicode_names, ensure_ascii=False))
-    yield "unknown-keys", blob(metadata(two, future={"device_id": 9, "nested": [[1, 2], {"a": None}]}, hardware_compatible=True, device_id=3))
+    yield "unknown-keys", blob(metadata(two, future={"device_id": 9, "nested": [[1, 2], {"a": None}]},
+                                        hardware_compatible=True, device_id=3))
     yield "many-bindings", blob(metadata(many))
     yield "shapes-and-dtypes", blob(
-        json.dumps({"io_bindings": [{"name": "x", "dtype": "float16", "shape": [-1, 3, 224], "is_input": True}]}).encode()
+        json.dumps({"io_bindings": [{"name": "x", "dtype": "float16", "shape": [-1, 3, 224],
+                                     "is_input": True}]}).encode()
     )
     yield "tr02-empty-aliased-io", blob(metadata(two), magic=b"TR02")
     # Refused: each one pins a header check.

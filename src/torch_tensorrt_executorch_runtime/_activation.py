@@ -12,11 +12,15 @@ import atexit
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import _logging, _native
 from ._native import BACKEND_NAME
 from .errors import DelegateCompatibilityError, RegistrationError
 from .providers import tensorrt_python
+
+if TYPE_CHECKING:
+    from executorch.runtime import Runtime
 
 # The native providers are named by TensorRT major ("tensorrt-native-10",
 # "tensorrt-native-11"); the load option provider="tensorrt-native" means the
@@ -132,7 +136,7 @@ def cuda_device_count() -> int:
     return _native.cuda_device_count()
 
 
-def get_runtime():
+def get_runtime() -> Runtime:
     """`executorch.runtime.Runtime.get()`, after checking it sees our TensorRTBackend."""
     require()
     from executorch.runtime import Runtime

@@ -117,7 +117,7 @@ class NotFoundError(Error, LookupError):
 class MissingFileError(NotFoundError, FileNotFoundError):
     """A file the caller named (a program) does not exist. A FileNotFoundError too, as open() raises."""
 
-    def __init__(self, message: str, path: str | os.PathLike | None = None):
+    def __init__(self, message: str, path: str | os.PathLike[str] | None = None):
         super().__init__(message)
         self.errno = errno.ENOENT
         self.filename = None if path is None else os.fspath(path)
@@ -205,7 +205,7 @@ _FILE_KINDS = (
 )
 
 
-def path_error(path: str | os.PathLike, what: str) -> Exception | None:
+def path_error(path: str | os.PathLike[str], what: str) -> Exception | None:
     """Why `path` cannot be opened as a file, as the exception to raise; None for a regular file.
 
     `what` names it ("program", "data file"). Missing: MissingFileError, a FileNotFoundError too (as

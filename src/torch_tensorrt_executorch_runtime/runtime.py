@@ -7,12 +7,13 @@ signature; it returns the same `Program` as `torch_tensorrt_executorch_runtime.l
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from .program import Program
 from .program import load as _load
 
 
-def load(path: str | os.PathLike, **kwargs) -> Program:
+def load(path: str | os.PathLike[str], **kwargs: Any) -> Program:
     """Open the ExecuTorch program at `path` (keyword arguments as in `load()`)."""
     return _load(path, **kwargs)
 

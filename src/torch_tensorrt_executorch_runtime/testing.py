@@ -115,7 +115,7 @@ def _profile(value: Any, where: str) -> dict[str, list[int]]:
     out = {key: _dims(value[key], f"{where}.{key}") for key in ("min", "opt", "max")}
     if not len(out["min"]) == len(out["opt"]) == len(out["max"]):
         raise ValueError(f"{where}: min, opt and max must have one rank, got {out}")
-    for d, (lo, opt, hi) in enumerate(zip(out["min"], out["opt"], out["max"])):
+    for d, (lo, opt, hi) in enumerate(zip(out["min"], out["opt"], out["max"], strict=True)):
         if not lo <= opt <= hi:
             raise ValueError(f"{where}: dim {d} needs min <= opt <= max, got {lo}, {opt}, {hi}")
     return out
@@ -159,6 +159,7 @@ def _tensor(value: Any, where: str) -> dict[str, Any]:
         if value.shape is not None:
             profiles = [_profile_from_shape(value.shape, f"{where}.shape")]
         else:
+            assert value.profiles is not None  # exactly one of shape and profiles (checked above)
             profiles = [_profile(p, f"{where}.profiles[{i}]") for i, p in enumerate(value.profiles)]
         return {"name": name, "is_input": True, "dtype": _check_dtype(value.dtype, where), "profiles": profiles}
     if isinstance(value, PlanOutput):
@@ -180,15 +181,17 @@ def _tensor(value: Any, where: str) -> dict[str, Any]:
     if is_input:
         known = {"name", "is_input", "dtype", "profiles"}
         if set(value) - known:
-            raise ValueError(f"{where}: unknown keys {sorted(set(value) - known)} for an input (expected {sorted(known)})")
-        profiles = value.get("profiles")
-        if isinstance(profiles, (str, bytes)) or not isinstance(profiles, Sequence) or not profiles:
-            raise ValueError(f"{where}.profiles: expected a non-empty list of profiles, got {profiles!r}")
+            raise ValueError(
+                f"{where}: unknown keys {sorted(set(value) - known)} for an input (expected {sorted(known)})"
+            )
+        given_profiles = value.get("profiles")
+        if isinstance(given_profiles, (str, bytes)) or not isinstance(given_profiles, Sequence) or not given_profiles:
+            raise ValueError(f"{where}.profiles: expected a non-empty list of profiles, got {given_profiles!r}")
         return {
             "name": name,
             "is_input": True,
             "dtype": dtype,
-            "profiles": [_profile(p, f"{where}.profiles[{i}]") for i, p in enumerate(profiles)],
+            "profiles": [_profile(p, f"{where}.profiles[{i}]") for i, p in enumerate(given_profiles)],
         }
     known = {"name", "is_input", "dtype", "shape_of", "shape"}
     if set(value) - known:
@@ -234,13 +237,13 @@ def make_test_engine(
     if isinstance(tensors, (str, bytes, Mapping)) or not isinstance(tensors, Sequence) or not tensors:
         raise ValueError(f"tensors: expected a non-empty list, got {tensors!r}")
     entries = [_tensor(t, f"tensors[{i}]") for i, t in enumerate(tensors)]
-    seen = {}
+    seen: dict[str, int] = {}  # tensor name -> index
     for i, entry in enumerate(entries):
         if entry["name"] in seen:
             raise ValueError(f"tensors[{i}]: name {entry['name']!r} is also used by tensors[{seen[entry['name']]}]")
         seen[entry["name"]] = i
 
-    doc = {"op": op, "tensors": entries}
+    doc: dict[str, Any] = {"op": op, "tensors": entries}
     if aliases is not None:
         if not isinstance(aliases, Mapping):
             raise TypeError(f"aliases: expected a mapping of output name to input name, got {aliases!r}")
@@ -315,7 +318,9 @@ def test_engine_spec(
     from .pack import EngineSpec, PackError
 
     by_name = {spec.name: spec for spec in inputs}
-    tensors = [PlanInput(spec.name, spec.dtype, shape=list(spec.shape)) for spec in inputs]
+    tensors: list[PlanInput | PlanOutput] = [
+        PlanInput(spec.name, spec.dtype, shape=list(spec.shape)) for spec in inputs
+    ]
     for spec in outputs:
         if spec.is_data_dependent:
             if any(not isinstance(d, str) or not d.startswith("<=") for d in spec.shape) or spec.rank != 1:
@@ -347,4 +352,5 @@ def test_engine_spec(
 
 
 # A helper, not a test, whatever a test collector makes of its name.
-test_engine_spec.__test__ = False
+# (mypy: a function takes new attributes at run time only.)
+test_engine_spec.__test__ = False  # type: ignore[attr-defined]

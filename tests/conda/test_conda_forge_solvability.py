@@ -24,7 +24,8 @@ for _name, _entry in SNAPSHOT["packages"].items():
         PUBLISHED[_alias] = _entry
 
 
-def usable_builds(entry: dict, platform: str, job_cuda: str | None, arm_variant: str | None) -> list[tuple[str, str | None]]:
+def usable_builds(entry: dict, platform: str, job_cuda: str | None,
+                  arm_variant: str | None) -> list[tuple[str, str | None]]:
     """(version, cuda) of the builds a job on `platform` with CUDA `job_cuda` can install: a build
     for CUDA X.Y installs where cuda-version is X.Y or later within major X."""
     out = []
@@ -124,4 +125,5 @@ def test_the_plugin_installs_next_to_conda_forges_newest_tensorrt(render_module)
             if o["name"] != "libtorch-tensorrt-executorch" or o["variant"].get("arm_variant_type") == "tegra":
                 continue
             pins = [MatchSpec(s) for s in o["requirements"]["run"] if isinstance(s, str) and s.startswith("libnvinfer")]
-            assert all(p.version is None or VersionSpec(str(p.version)).matches(Version("11.3.0.99")) for p in pins), pins
+            assert all(p.version is None or VersionSpec(str(p.version)).matches(Version("11.3.0.99"))
+                       for p in pins), pins

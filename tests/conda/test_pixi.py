@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shlex
-
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

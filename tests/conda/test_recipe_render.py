@@ -64,7 +64,7 @@ def is_tegra(output: dict) -> bool:
 
 
 def test_build_strings_and_numbers_distinguish_cuda(rendered):
-    for platform, outputs in rendered.items():
+    for _platform, outputs in rendered.items():
         for o in outputs:
             if o["name"] not in (PLUGIN, PLUGIN_DEVEL, "tensorrt"):
                 continue
@@ -94,7 +94,7 @@ def test_executorch_runtime_is_built_once_per_platform(rendered, versions):
 
 
 def test_executorch_wheel_source_matches_platform_and_version(rendered, versions):
-    for platform, outputs in rendered.items():
+    for _platform, outputs in rendered.items():
         (lib,) = by_name(outputs, "libexecutorch")
         (staging,) = [s for s in lib["staging"] if s["name"] == "executorch-wheel"]
         assert staging["script"]["file"] == "install-executorch-wheel.sh"
@@ -257,9 +257,11 @@ def test_python_package(rendered, versions, pyproject):
                   for d in pyproject["tool"]["scikit-build"]["metadata"]["dependencies"]["result"]}
     conda_name = {"flatbuffers": "python-flatbuffers", "numpy": "numpy",
                   "executorch": PLUGIN, "nvidia-cuda-runtime": PLUGIN}
-    assert wheel_deps <= set(conda_name), f"new wheel dependency without a conda mapping: {wheel_deps - set(conda_name)}"
+    assert wheel_deps <= set(conda_name), (
+        f"new wheel dependency without a conda mapping: {wheel_deps - set(conda_name)}")
     assert {conda_name[d] for d in wheel_deps} <= set(spec_names(run))
-    stripped = re.findall(r"executorch\|nvidia-cuda-runtime", (ROOT / "recipe" / "install-python-package.sh").read_text())
+    stripped = re.findall(r"executorch\|nvidia-cuda-runtime",
+                          (ROOT / "recipe" / "install-python-package.sh").read_text())
     assert stripped, "install-python-package.sh no longer takes the PyPI-only requirements out"
     # The plugin is found in the environment's lib/ (library.plugin_path), not through a link.
     assert "ln -s" not in (ROOT / "recipe" / "install-python-package.sh").read_text()
@@ -287,7 +289,8 @@ def test_tensorrt_bindings_per_python(rendered, versions):
             (wheel,) = [s for s in o["sources"] if "bindings" in s.get("url", "")]
             arch = "x86_64" if platform == "linux-64" else "aarch64"
             tag = "cp" + python_of(o).replace(".", "")
-            assert re.search(rf"tensorrt_cu{major}_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl$", wheel["url"])
+            assert re.search(rf"tensorrt_cu{major}_bindings-11\.1\.0\.106-{tag}-none-manylinux_2_\d+_{arch}\.whl$",
+                             wheel["url"])
             assert re.fullmatch(r"[0-9a-f]{64}", wheel["sha256"])
             (module,) = [s for s in o["sources"] if s.get("target_directory") == "tensorrt-module"]
             assert module["url"].endswith(f"/tensorrt_cu{major}-11.1.0.106.tar.gz")
@@ -331,7 +334,8 @@ def test_torch_tensorrt_from_source(rendered, versions):
     commit = re.search(r"torch_tensorrt_commit: (\w+)", RECIPE_TEXT).group(1)
     assert re.fullmatch(r"[0-9a-f]{40}", commit)
     patches = re.findall(r"- (patches/torch-tensorrt/\S+)", source)
-    on_disk = sorted(str(p.relative_to(ROOT / "recipe")) for p in (ROOT / "recipe" / "patches" / "torch-tensorrt").glob("*.patch"))
+    on_disk = sorted(str(p.relative_to(ROOT / "recipe"))
+                     for p in (ROOT / "recipe" / "patches" / "torch-tensorrt").glob("*.patch"))
     assert patches == on_disk, "every patch in recipe/patches/torch-tensorrt is applied, in order"
 
 
@@ -384,7 +388,7 @@ def test_wheel_pins_are_well_formed(versions):
 
 
 def test_every_output_has_tests(rendered):
-    for platform, outputs in rendered.items():
+    for _platform, outputs in rendered.items():
         for o in outputs:
             kinds = [next(iter(t)) for t in o["tests"]]
             assert "package_contents" in kinds, f"{o['name']} has no package_contents test"
@@ -414,7 +418,7 @@ def test_cli_and_import_tests(rendered):
         assert 'n.startswith("libnvinfer")' in scripts and "DT_NEEDED" in scripts
         # The tegra provider (TensorRT 10's) links none.
         assert 'if major == "11"' in scripts and "assert not linked" in scripts
-    for platform, outputs in rendered.items():
+    for _platform, outputs in rendered.items():
         for plugin in by_name(outputs, PLUGIN):
             contents = next(t["package_contents"] for t in plugin["tests"] if "package_contents" in t)
             major = "10" if is_tegra(plugin) else "11"

@@ -4,7 +4,6 @@ against one ExecuTorch, TensorRT or CUDA and installed with another."""
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,4 +61,5 @@ def test_rich_platform_cuda_matches_features(pixi):
     for feature in ("cuda12", "cuda13"):
         cuda = pixi["feature"][feature]["dependencies"]["cuda-version"].removesuffix(".*")
         for name in pixi["feature"][feature]["platforms"]:
-            assert declared[name]["cuda"] == cuda, f"{name} declares __cuda {declared[name]['cuda']}, feature {feature} installs {cuda}"
+            assert declared[name]["cuda"] == cuda, (
+                f"{name} declares __cuda {declared[name]['cuda']}, feature {feature} installs {cuda}")

@@ -54,13 +54,13 @@ def check_one(reader, data: bytes) -> None:
         for delegate in method.delegates:
             assert delegate.payload is not None and len(delegate.payload) == delegate.payload_size
             assert 0 <= delegate.payload_offset and delegate.payload_offset + delegate.payload_size <= len(data)
-            delegate.target_device
+            _ = delegate.target_device
         for value in method.inputs + method.outputs:
             if value.tensor is not None:
                 assert all(isinstance(d, int) for d in value.tensor.sizes)
     if names:
         info.method(names[0])
-    info.needs_external_data
+    _ = info.needs_external_data
     # Locating payloads without copying them must agree with copying them.
     light = reader.read_program(data, payloads=False)
     assert [len(m.delegates) for m in light.methods] == [len(m.delegates) for m in info.methods]

@@ -123,14 +123,14 @@ def exercise(tte, job: dict) -> list[dict]:
         return events
     with program:
         for name in program.method_names[:4]:
-            info, ok = attempt("info", lambda: program.method(name))
+            info, ok = attempt("info", lambda name=name: program.method(name))
             if not ok:
                 continue
             values = _inputs(tte, info)
             if values is None:
                 continue
             for _ in range(2):
-                attempt("run", lambda: program.run(values, name))
+                attempt("run", lambda values=values, name=name: program.run(values, name))
         attempt("describe", program.describe)
     return events
 
@@ -240,7 +240,8 @@ def pack_seeds(folder: pathlib.Path) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     for name, y, epilogue in (("external-a", "y", 2.0), ("external-b", "z", [1.0, 2.0, 3.0, 4.0])):
-        spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 4])], [TensorSpec(y, "float32", ["x:0", "x:1"])])
+        spec = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 4])],
+                                [TensorSpec(y, "float32", ["x:0", "x:1"])])
         pack_program(folder / f"{name}.pte", [spec], epilogue={y: epilogue}, epilogue_backend="portable",
                      external_constants=True)
 

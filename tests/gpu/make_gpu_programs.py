@@ -61,7 +61,8 @@ def main(out: Path) -> None:
         placement="device_resident",
     )
 
-    ident_plan = make_test_engine("identity", [_tensor("x", True, profiles=static(BIG)), _tensor("y", False, shape_of="x")])
+    ident_plan = make_test_engine("identity",
+                                  [_tensor("x", True, profiles=static(BIG)), _tensor("y", False, shape_of="x")])
     pack_program(
         out / "identity_64mb_host.pte",
         [EngineSpec(ident_plan, [TensorSpec("x", "float32", (BIG,))], [TensorSpec("y", "float32", (BIG,))])],

@@ -7,11 +7,9 @@ from __future__ import annotations
 import ctypes
 import threading
 
-import pytest
 import torch
 
 import torch_tensorrt_executorch_runtime as tte
-
 from torch_tensorrt_executorch_runtime import reset_runtime_stats, runtime_stats
 
 N = 1 << 20
@@ -186,7 +184,7 @@ def test_cuda_graphs_replay_for_fresh_tensors_every_step(cuda_provider, programs
     xs = [torch.full((256,), float(i), device="cuda") for i in range(50)]
     reset_runtime_stats()
     outputs = [program.forward(x)[0] for x in xs]
-    for x, y in zip(xs, outputs):
+    for x, y in zip(xs, outputs, strict=True):
         assert torch.equal(y, x + 1)
     s = runtime_stats()
     assert len({y.data_ptr() for y in outputs}) == len(outputs), "outputs were not fresh"

@@ -7,7 +7,6 @@ asserted."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 import torch_tensorrt_executorch_runtime as tte

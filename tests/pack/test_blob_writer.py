@@ -221,7 +221,7 @@ def _random_metadata(rng: random.Random) -> BlobMetadata:
     outputs = [n for n in dict.fromkeys(name() for _ in range(rng.randint(0, 4))) if n not in inputs]
     bindings = [IoBinding(n, True) for n in inputs] + [IoBinding(n, False) for n in outputs]
     aliases = []
-    for out, source in zip(outputs, inputs):
+    for out, source in zip(outputs, inputs, strict=False):
         if rng.random() < 0.5:
             aliases.append(AliasedIo(out, source, rng.choice(["kv_cache_update", "user"])))
     return BlobMetadata(

@@ -4,7 +4,6 @@ aliasing, mixed backends, external data, and errors for bad specs."""
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from torch_tensorrt_executorch_runtime.pte import DEVICE_PLANNED, DEVICE_RESIDENT, HOST, read_program
 from torch_tensorrt_executorch_runtime.pack import (
     EngineSpec,
     PackError,
@@ -22,6 +20,7 @@ from torch_tensorrt_executorch_runtime.pack import (
     plan_program,
     this_platform,
 )
+from torch_tensorrt_executorch_runtime.pte import DEVICE_PLANNED, DEVICE_RESIDENT, HOST, read_program
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,7 +45,8 @@ def dynamic_engine(**options) -> EngineSpec:
 
 @pytest.fixture(scope="module")
 def placements():
-    return {p: build_program([dynamic_engine(device_id=1)], placement=p) for p in ("host", "device_planned", "device_resident")}
+    return {p: build_program([dynamic_engine(device_id=1)], placement=p)
+            for p in ("host", "device_planned", "device_resident")}
 
 
 def test_host_placement(placements):
@@ -279,7 +279,8 @@ def test_xnnpack_epilogue():
 
 
 def test_portable_epilogue():
-    method = read_program(pack_program(None, [dynamic_engine()], epilogue={"y": 0.5}, epilogue_backend="portable")).methods[0]
+    method = read_program(pack_program(None, [dynamic_engine()], epilogue={"y": 0.5},
+                                       epilogue_backend="portable")).methods[0]
     assert [d.id for d in method.delegates] == ["TensorRTBackend"]
     assert "aten::mul.out" in method.operators
 
@@ -302,7 +303,8 @@ def test_external_constants_in_ptd(tmp_path):
 
 
 def test_external_constants_named_file(tmp_path):
-    packed = build_program([dynamic_engine()], epilogue={"y": 1.5}, epilogue_backend="portable", external_constants="shared")
+    packed = build_program([dynamic_engine()], epilogue={"y": 1.5}, epilogue_backend="portable",
+                           external_constants="shared")
     assert list(packed.data_files) == ["shared.ptd"]
     written = packed.write(tmp_path / "m.pte")
     assert [p.name for p in written] == ["m.pte", "shared.ptd"]
@@ -383,7 +385,8 @@ def _engine(inputs, outputs, **options):
          "input 'x' has rank 1"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("x", "float32", [4])]),
          "duplicate tensor name 'x'"),
-        (lambda: _engine([TensorSpec("x", "float32", [4]), TensorSpec("x", "int32", [4])], [TensorSpec("y", "float32", [4])]),
+        (lambda: _engine([TensorSpec("x", "float32", [4]), TensorSpec("x", "int32", [4])],
+                         [TensorSpec("y", "float32", [4])]),
          "duplicate tensor name 'x'"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [(1, 2, 4)])]),
          "outputs take an int or 'input_name:dim'"),
@@ -391,25 +394,33 @@ def _engine(inputs, outputs, **options):
          "inputs take an int or"),
         (lambda: _engine([], [TensorSpec("y", "float32", [4])]), "at least one input"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], []), "at least one output"),
-        (lambda: EngineSpec(b"", [TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])]), "engine is empty"),
-        (lambda: EngineSpec("plan", [TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])]), "must be bytes"),
+        (lambda: EngineSpec(b"", [TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])]),
+         "engine is empty"),
+        (lambda: EngineSpec("plan", [TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])]),
+         "must be bytes"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], aliased_io=[("z", "x")]),
          "output 'z', which is not an output"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], aliased_io=[("y", "w")]),
          "input 'w', which is not an input"),
-        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], aliased_io=[("y", "x", "swap")]),
+        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])],
+                         aliased_io=[("y", "x", "swap")]),
          "kind must be one of"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "int32", [4])], aliased_io=[("y", "x")]),
          "is int32 but its input 'x' is float32"),
         (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [5])], aliased_io=[("y", "x")]),
          "must equal dim 0 of its input"),
-        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], device_id=-1), "device_id"),
-        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], device_id=True), "device_id"),
-        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], weight_streaming_budget=-5),
+        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], device_id=-1),
+         "device_id"),
+        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], device_id=True),
+         "device_id"),
+        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])],
+                         weight_streaming_budget=-5),
          "weight_streaming_budget"),
-        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], weight_streaming_budget=True),
+        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])],
+                         weight_streaming_budget=True),
          "weight_streaming_budget"),
-        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])], weight_streaming_budget=2**63),
+        (lambda: _engine([TensorSpec("x", "float32", [4])], [TensorSpec("y", "float32", [4])],
+                         weight_streaming_budget=2**63),
          "weight_streaming_budget"),
     ],
 )

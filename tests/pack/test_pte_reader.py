@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from torch_tensorrt_executorch_runtime.errors import InvalidProgramError
+from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, build_program
 from torch_tensorrt_executorch_runtime.pte import (
     DEVICE_PLANNED,
     HOST,
     PteFormatError,
     read_program,
 )
-from torch_tensorrt_executorch_runtime.errors import InvalidProgramError
-from torch_tensorrt_executorch_runtime.pack import EngineSpec, TensorSpec, build_program
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,7 +31,8 @@ def _engines():
         [TensorSpec("h", "float16", ["x:0", 4]), TensorSpec("count", "int64", [1])],
         weight_streaming_budget=4096,
     )
-    second = EngineSpec(b"second-plan" * 7, [TensorSpec("h", "float16", [(1, 2, 8), 4])], [TensorSpec("y", "bfloat16", ["h:0", 4])])
+    second = EngineSpec(b"second-plan" * 7, [TensorSpec("h", "float16", [(1, 2, 8), 4])],
+                        [TensorSpec("y", "bfloat16", ["h:0", 4])])
     return first, second
 
 
@@ -89,13 +90,14 @@ def test_agrees_with_exir_deserializer(program):
     theirs = deserialize_pte_binary(program.program).program
     ours = read_program(program.program)
     assert [p.name for p in theirs.execution_plan] == list(ours.method_names)
-    for plan, method in zip(theirs.execution_plan, ours.methods):
+    for plan, method in zip(theirs.execution_plan, ours.methods, strict=True):
         assert [d.id for d in plan.delegates] == [d.id for d in method.delegates]
-        for delegate, info in zip(plan.delegates, method.delegates):
-            assert [(s.key, bytes(s.value)) for s in delegate.compile_specs] == [(s.key, s.value) for s in info.compile_specs]
+        for delegate, info in zip(plan.delegates, method.delegates, strict=True):
+            assert ([(s.key, bytes(s.value)) for s in delegate.compile_specs]
+                    == [(s.key, s.value) for s in info.compile_specs])
             # exir restores segments inline, so compare the bytes, not the location.
             assert bytes(theirs.backend_delegate_data[delegate.processed.index].data) == info.payload
-        for index, value in zip(plan.inputs + plan.outputs, method.inputs + method.outputs):
+        for index, value in zip(plan.inputs + plan.outputs, method.inputs + method.outputs, strict=False):
             tensor = plan.values[index].val
             assert value.index == index
             assert list(tensor.sizes) == list(value.tensor.sizes)
@@ -109,8 +111,8 @@ def test_inline_delegate_data(program):
     inline = bytes(serialize_pte_binary(deserialize_pte_binary(program.program), extract_delegate_segments=False))
     info = read_program(inline)
     segmented = read_program(program.program)
-    for method, reference in zip(info.methods, segmented.methods):
-        for delegate, expected in zip(method.delegates, reference.delegates):
+    for method, reference in zip(info.methods, segmented.methods, strict=False):
+        for delegate, expected in zip(method.delegates, reference.delegates, strict=False):
             assert delegate.location == "INLINE"
             assert delegate.payload == expected.payload
             assert delegate.compile_specs == expected.compile_specs

@@ -45,7 +45,8 @@ def _run(runtime, path, inputs, runs=1):
 
 def test_add_one_static(runtime, tmp_path):
     path = tmp_path / "add_one.pte"
-    engine = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
+    engine = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])],
+                              [TensorSpec("y", "float32", ["x:0", "x:1"])])
     pack_program(path, [engine])
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     (y,) = _run(runtime, path, [x])
@@ -79,7 +80,8 @@ def test_two_engines_wired_by_name(runtime, tmp_path):
 
 def test_xnnpack_epilogue_runs(runtime, tmp_path):
     path = tmp_path / "mixed.pte"
-    engine = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
+    engine = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])],
+                              [TensorSpec("y", "float32", ["x:0", "x:1"])])
     pack_program(path, [engine], epilogue={"y": [1.0, 2.0, 3.0]})
     x = torch.ones(2, 3)
     (y,) = _run(runtime, path, [x])
@@ -118,7 +120,8 @@ def test_aliased_cache_as_method_input(runtime, tmp_path):
 @pytest.mark.parametrize("backend", ["xnnpack", "portable"])
 def test_external_constants_load_from_the_ptd(runtime, tmp_path, backend):
     path = tmp_path / "external.pte"
-    engine = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
+    engine = test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])],
+                              [TensorSpec("y", "float32", ["x:0", "x:1"])])
     pack_program(path, [engine], epilogue={"y": 3.0}, epilogue_backend=backend, external_constants=True)
     program = runtime.load_program(str(path), data_path=str(tmp_path / "external.ptd"))
     x = torch.ones(2, 3)

@@ -203,7 +203,8 @@ def _unplanned_output_spec():
     from torch_tensorrt_executorch_runtime.pack import TensorSpec
     from torch_tensorrt_executorch_runtime.testing import test_engine_spec
 
-    return test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
+    return test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 3])],
+                            [TensorSpec("y", "float32", ["x:0", "x:1"])])
 
 
 def test_unplanned_outputs_are_owned_by_the_callers_library(tte, host_provider, pack_unplanned_outputs):

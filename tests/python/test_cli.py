@@ -336,7 +336,8 @@ def test_tte_run_says_what_is_missing_without_the_runner(tmp_path, capsys):
 
 def test_run_progress_bar(programs, host_library):
     result = cli(
-        "run", programs["add_one"], "--provider-library", host_library, "--num-runs", "50", "--numpy", "--progress", "on"
+        "run", programs["add_one"], "--provider-library", host_library, "--num-runs", "50", "--numpy",
+        "--progress", "on"
     )
     assert result.returncode == 0, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -352,14 +353,16 @@ def test_pack_then_inspect_and_run(tmp_path, host_library):
     plan = make_test_engine(
         "add_one",
         [
-            {"name": "x", "is_input": True, "dtype": "float32", "profiles": [{"min": [1, 4], "opt": [2, 4], "max": [8, 4]}]},
+            {"name": "x", "is_input": True, "dtype": "float32",
+             "profiles": [{"min": [1, 4], "opt": [2, 4], "max": [8, 4]}]},
             {"name": "y", "is_input": False, "dtype": "float32", "shape_of": "x"},
         ],
     )
     (tmp_path / "add_one.plan").write_bytes(plan)
     out = tmp_path / "packed.pte"
     result = cli(
-        "pack", out, "--engine", tmp_path / "add_one.plan", "--input", "x:float32:1-2-8,4", "--output", "y:float32:x:0,4"
+        "pack", out, "--engine", tmp_path / "add_one.plan", "--input", "x:float32:1-2-8,4",
+        "--output", "y:float32:x:0,4"
     )
     assert result.returncode == 0, result.stderr
     assert out.exists()
@@ -382,11 +385,13 @@ def test_pack_a_data_dependent_output_then_run(tmp_path, host_library):
     # shape the engine produced (all ones: every element kept; zeros: none).
     from torch_tensorrt_executorch_runtime.testing import PlanInput, PlanOutput, make_test_engine
 
-    plan = make_test_engine("keep_positive", [PlanInput("x", "float32", shape=[(1, 8, 64)]), PlanOutput("y", "float32", shape=[-1])])
+    plan = make_test_engine("keep_positive",
+                            [PlanInput("x", "float32", shape=[(1, 8, 64)]), PlanOutput("y", "float32", shape=[-1])])
     (tmp_path / "keep_positive.plan").write_bytes(plan)
     out = tmp_path / "keep_positive.pte"
     result = cli(
-        "pack", out, "--engine", tmp_path / "keep_positive.plan", "--input", "x:float32:1-8-64", "--output", "y:float32:<=64"
+        "pack", out, "--engine", tmp_path / "keep_positive.plan", "--input", "x:float32:1-8-64",
+        "--output", "y:float32:<=64"
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(cli("inspect", out, "--json", "--no-load").stdout)
@@ -395,7 +400,8 @@ def test_pack_a_data_dependent_output_then_run(tmp_path, host_library):
         run = cli("run", out, "--provider-library", host_library, "--input", kind, "--json", "--numpy")
         assert run.returncode == 0, run.stderr
         assert json.loads(run.stdout)["outputs"][0]["shape"] == expected
-    bad = cli("pack", out, "--engine", tmp_path / "keep_positive.plan", "--input", "x:float32:1-8-64", "--output", "y:float32:<=a")
+    bad = cli("pack", out, "--engine", tmp_path / "keep_positive.plan", "--input", "x:float32:1-8-64",
+              "--output", "y:float32:<=a")
     assert bad.returncode != 0 and "'<=N'" in bad.stderr
 
 
@@ -438,7 +444,8 @@ def test_doctor_says_the_driver_is_too_old_for_the_plugins_cuda(tte, monkeypatch
     from torch_tensorrt_executorch_runtime.cli import doctor
 
     gpu = {"index": 0, "name": "Orin", "compute_capability": "8.7", "memory_bytes": 2**34}
-    monkeypatch.setattr(_native, "driver_report", lambda: {"found": True, "version": "12.6", "gpus": [gpu], "detail": ""})
+    monkeypatch.setattr(_native, "driver_report",
+                        lambda: {"found": True, "version": "12.6", "gpus": [gpu], "detail": ""})
     monkeypatch.setattr(_native, "cuda_device_count", lambda: 0)
     reason = "the NVIDIA driver is too old: it supports CUDA 12.6, and this build of the plugin runs on CUDA 13.0"
     monkeypatch.setattr(_native, "cuda_unavailable_reason", lambda: reason)

@@ -31,7 +31,8 @@ def write_programs(out: Path) -> None:
     y = TensorSpec("y", "float32", ["x:0", "x:1"])
     pack_program(out / "resident.pte", [test_engine_spec("add_one", [x], [y])], placement="device_resident")
     pack_program(out / "host.pte", [test_engine_spec("add_one", [x], [y])], placement="host")
-    scale = EngineSpec(SCALE_MAGIC + json.dumps({"factor": 3.0}).encode(), [x], [TensorSpec("y", "float32", [ROWS, COLS])])
+    scale = EngineSpec(SCALE_MAGIC + json.dumps({"factor": 3.0}).encode(), [x],
+                       [TensorSpec("y", "float32", [ROWS, COLS])])
     pack_program(out / "scale_resident.pte", [scale], placement="device_resident")
     fake = EngineSpec(b"\x00" * 256, [x], [TensorSpec("y", "float32", [ROWS, COLS])])
     pack_program(out / "fake_tensorrt.pte", [fake])

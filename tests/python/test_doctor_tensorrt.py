@@ -54,7 +54,8 @@ def test_runtime_lines_are_read_as_the_native_provider_writes_them():
 def test_tensorrt_is_listed_by_major_from_providers_and_python_modules():
     natives = [
         {"major": 10, "provider": "tensorrt-native-10", "registered": True, "detail": None,
-         "tensorrt": {"version": "10.16.1", "lean": True, "path": "/x/libnvinfer_lean.so.10", "provider_headers": "10.3.0"}},
+         "tensorrt": {"version": "10.16.1", "lean": True, "path": "/x/libnvinfer_lean.so.10",
+                      "provider_headers": "10.3.0"}},
         {"major": 11, "provider": "tensorrt-native-11", "registered": True, "tensorrt": None, "detail": "none"},
     ]
     modules = [

@@ -75,7 +75,8 @@ def test_wrong_dtype(tte, host_provider, programs):
 
 def test_wrong_rank(tte, host_provider, programs):
     program = tte.load(programs["add_one"])
-    with pytest.raises(tte.errors.InvalidArgumentError, match=r"input 0\b[^:]*: expected rank 2 \(shape \[2, 3\]\), got rank 1"):
+    with pytest.raises(tte.errors.InvalidArgumentError,
+                       match=r"input 0\b[^:]*: expected rank 2 \(shape \[2, 3\]\), got rank 1"):
         program.forward(torch.zeros(6))
 
 

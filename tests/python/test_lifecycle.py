@@ -137,7 +137,8 @@ def test_exit_with_programs_alive(run_python, programs, host_library):
                 return Engine()
 
         tte.register_provider(Provider(), name="py-exit", memory="host")
-        kept = [tte.load({str(programs["add_one"])!r}), tte.load({str(programs["add_one"])!r}, options={{"provider": "py-exit"}})]
+        kept = [tte.load({str(programs["add_one"])!r}), \
+tte.load({str(programs["add_one"])!r}, options={{"provider": "py-exit"}})]
         for program in kept:
             program.forward(torch.zeros(2, 3))
         stock = Runtime.get().load_program({str(programs["add_one"])!r}).load_method("forward")

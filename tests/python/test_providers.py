@@ -193,7 +193,8 @@ def test_load_options_reach_the_provider(tte, tmp_path):
         assert received(weight_streaming_budget="").weight_streaming_budget == 4096, "empty: the compile spec's"
         cache = str(tmp_path / "engine.rtxcache")
         assert received(
-            engine_host_code_allowed=False, dla_core=1, plugin_libraries="/a/libp.so:/b/libq.so", runtime_cache_path=cache
+            engine_host_code_allowed=False, dla_core=1, plugin_libraries="/a/libp.so:/b/libq.so",
+            runtime_cache_path=cache
         ) == EngineLoadOptions(
             device_id=0,
             weight_streaming_budget=4096,

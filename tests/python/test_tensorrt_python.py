@@ -115,7 +115,9 @@ def make_module(
     if capability is not None:
         module.EngineCapability = EngineCapability
     if plugins:
-        module.init_libnvinfer_plugins = lambda logger, namespace: module.calls.append(("init_plugins", namespace)) or True
+        module.init_libnvinfer_plugins = (
+            lambda logger, namespace: module.calls.append(("init_plugins", namespace)) or True
+        )
     tensors = tensors or [
         ("x", TensorIOMode.INPUT, DataType.FLOAT, (-1, 4), [((1, 4), (2, 4), (8, 4))]),
         ("y", TensorIOMode.OUTPUT, DataType.FLOAT, (-1, 4), None),
@@ -769,7 +771,8 @@ def test_plugin_libraries_load_once_per_registry(install, shared):
     (trt,) = install(make_module("tensorrt", shared_registry=shared))
     provider = TensorRTProvider(["tensorrt"], device_count=lambda: 2, synchronize=lambda: None)
     for device in (0, 1, 0, 1):
-        provider.deserialize(memoryview(PLAN), device, options(device_id=device, plugin_libraries=("/opt/p/libmine.so",)))
+        provider.deserialize(memoryview(PLAN), device,
+                             options(device_id=device, plugin_libraries=("/opt/p/libmine.so",)))
     assert trt.Runtime.created == 2
     assert trt.calls.count(("load_library", "/opt/p/libmine.so")) == (1 if shared else 2)
 

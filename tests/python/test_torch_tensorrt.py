@@ -30,7 +30,8 @@ VERSION = json.loads((ROOT / "versions.json").read_text())["torch_tensorrt"]
 def torch_tensorrt_site(tmp_path_factory) -> Path:
     downloads = tmp_path_factory.mktemp("download")
     fetch = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(downloads), f"torch-tensorrt=={VERSION}"],
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(downloads),
+         f"torch-tensorrt=={VERSION}"],
         capture_output=True,
         text=True,
         timeout=600,

@@ -23,7 +23,8 @@ import pytest
 
 WHEEL = os.environ.get("TTE_WHEEL")
 if not WHEEL:
-    pytest.skip("TTE_WHEEL is not set: scripts/ci/check-wheel.sh builds the wheel and runs these checks", allow_module_level=True)
+    pytest.skip("TTE_WHEEL is not set: scripts/ci/check-wheel.sh builds the wheel and runs these checks",
+                allow_module_level=True)
 WHEEL_PATH = Path(WHEEL)
 PACKAGE = "torch_tensorrt_executorch_runtime"
 TAG = "cp310-abi3-manylinux_2_28_x86_64"
@@ -69,6 +70,7 @@ def test_contents(names):
     expected = [
         f"{PACKAGE}/__init__.py",
         f"{PACKAGE}/__main__.py",
+        f"{PACKAGE}/py.typed",
         f"{PACKAGE}/cli/__init__.py",
         f"{PACKAGE}/program/__init__.py",
         f"{PACKAGE}/runtime.py",
@@ -76,6 +78,7 @@ def test_contents(names):
         f"{PACKAGE}/pte/reader.py",
         f"{PACKAGE}/_native/__init__.py",
         f"{PACKAGE}/_native/_compiled.abi3.so",
+        f"{PACKAGE}/_native/_compiled.pyi",
         f"{PACKAGE}/providers/__init__.py",
         f"{PACKAGE}/providers/tensorrt_python.py",
         f"{PACKAGE}/_generated/__init__.py",
@@ -201,7 +204,8 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     venv, clean_env = _fresh_venv(tmp_path, [str(WHEEL_PATH)])
     python = venv / "bin" / "python"
     imported = subprocess.run(
-        [str(python), "-c", "import torch_tensorrt_executorch_runtime as t; print(t.__version__, t.providers.providers())"],
+        [str(python), "-c",
+         "import torch_tensorrt_executorch_runtime as t; print(t.__version__, t.providers.providers())"],
         capture_output=True,
         text=True,
         env=clean_env,
@@ -209,7 +213,8 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     )
     assert imported.returncode == 0, imported.stderr
     doctor = subprocess.run(
-        [str(venv / "bin" / "torch-tensorrt-executorch"), "doctor"], capture_output=True, text=True, env=clean_env, cwd=tmp_path
+        [str(venv / "bin" / "torch-tensorrt-executorch"), "doctor"],
+        capture_output=True, text=True, env=clean_env, cwd=tmp_path
     )
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "installation is sound" in doctor.stdout
@@ -230,8 +235,10 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
         capture_output=True, text=True, env=clean_env, cwd=tmp_path,
     )
     assert runtime.returncode == 0, runtime.stderr
-    assert re.match(r"TensorRT 11\.\d+\.\d+ lean runtime from .*/tensorrt_lean_libs/libnvinfer_lean\.so\.11", runtime.stdout), runtime.stdout
-    listed = subprocess.run(["tte-run", "--list-providers"], capture_output=True, text=True, env=_venv_env(venv, clean_env))
+    assert re.match(r"TensorRT 11\.\d+\.\d+ lean runtime from .*/tensorrt_lean_libs/libnvinfer_lean\.so\.11",
+                    runtime.stdout), runtime.stdout
+    listed = subprocess.run(["tte-run", "--list-providers"], capture_output=True, text=True,
+                            env=_venv_env(venv, clean_env))
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.startswith("tensorrt-native-11: TensorRT 11."), listed.stdout
 
@@ -272,7 +279,8 @@ def _check_tte_run_on_path(venv: Path, env: dict, cwd: Path) -> None:
 def _minimal_install_command() -> list[str]:
     """The README's minimal install, run as written (with this wheel for the package name)."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    (line,) = [ln for ln in readme.splitlines() if ln.startswith("pip install --no-deps torch-tensorrt-executorch-runtime")]
+    (line,) = [ln for ln in readme.splitlines()
+               if ln.startswith("pip install --no-deps torch-tensorrt-executorch-runtime")]
     words = shlex.split(line.split("#")[0])
     return [str(WHEEL_PATH) if w == "torch-tensorrt-executorch-runtime" else w for w in words[2:]]
 
@@ -289,7 +297,8 @@ def test_minimal_install_runs_doctor_and_a_program(tmp_path, programs, host_libr
     names = {line.split("==")[0].lower() for line in installed.split()}
     assert not names & {"torch", "coremltools", "scikit-learn", "pandas", "hydra-core"}, sorted(names)
     env = _venv_env(venv, clean_env)
-    doctor = subprocess.run(["torch-tensorrt-executorch", "doctor"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    doctor = subprocess.run(["torch-tensorrt-executorch", "doctor"], capture_output=True, text=True, env=env,
+                            cwd=tmp_path)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "installation is sound" in doctor.stdout
     assert "executorch.runtime cannot be imported here: needs torch" in doctor.stdout
@@ -312,7 +321,8 @@ def test_relocated_install_finds_executorch_through_python(tmp_path):
     """Installed apart from executorch and nvidia (pip --target): RUNPATH misses, the package preloads them."""
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(WHEEL_PATH)], check=True
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(WHEEL_PATH)],
+        check=True
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "LD_"))}
     env["PYTHONPATH"] = str(target)
@@ -322,7 +332,8 @@ def test_relocated_install_finds_executorch_through_python(tmp_path):
             "-c",
             "import torch_tensorrt_executorch_runtime as t, executorch.runtime as r;"
             "from torch_tensorrt_executorch_runtime import _native;"
-            "print(_native.plugin_path()); print('TensorRTBackend' in r.Runtime.get().backend_registry.registered_backend_names)",
+            "print(_native.plugin_path()); "
+            "print('TensorRTBackend' in r.Runtime.get().backend_registry.registered_backend_names)",
         ],
         capture_output=True,
         text=True,

@@ -35,8 +35,8 @@ def test_eight_threads_share_one_program(tte, host_provider, packed):
 
         with ThreadPoolExecutor(THREADS) as pool:
             results = list(pool.map(work, range(THREADS)))
-    for got, want, inputs in zip(results, expected, per_thread):
-        for g, w, x in zip(got, want, inputs):
+    for got, want, inputs in zip(results, expected, per_thread, strict=True):
+        for g, w, x in zip(got, want, inputs, strict=True):
             np.testing.assert_array_equal(g, w)
             np.testing.assert_array_equal(g, x + 1)
 
@@ -57,8 +57,8 @@ def test_eight_threads_on_eight_programs(tte, host_provider, packed):
     finally:
         for program in programs:
             program.close()
-    for got, want in zip(results, expected):
-        for g, w in zip(got, want):
+    for got, want in zip(results, expected, strict=True):
+        for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g, w)
 
 
@@ -90,8 +90,8 @@ def test_loading_and_dropping_while_others_run(tte, host_provider, packed):
         for thread in churners:
             thread.join()
     assert not errors, errors
-    for got, inputs in zip(results, per_thread):
-        for g, x in zip(got, inputs):
+    for got, inputs in zip(results, per_thread, strict=True):
+        for g, x in zip(got, inputs, strict=True):
             np.testing.assert_array_equal(g, x + 1)
 
 

@@ -133,7 +133,8 @@ def test_stock_runtime_imported_after_this_package_is_routed(run_python, packed)
 
 def test_input_errors_name_the_method(tte, host_provider, packed):
     with tte.load(packed["add_one"]) as program:
-        with pytest.raises(tte.errors.InvalidArgumentError, match=r"^input 0 of 'forward'[^:]*: expected a tensor, got double$"):
+        with pytest.raises(tte.errors.InvalidArgumentError,
+                           match=r"^input 0 of 'forward'[^:]*: expected a tensor, got double$"):
             program.forward(1.0)
 
 
@@ -148,7 +149,8 @@ def test_paths_that_are_no_files(tte, tmp_path, kind):
         path = "/dev/zero"
     else:
         path.symlink_to(path)
-    expected = {"directory": "it is a directory", "fifo": "it is a FIFO", "character device": "it is a character device",
+    expected = {"directory": "it is a directory", "fifo": "it is a FIFO",
+                "character device": "it is a character device",
                 "symlink loop": "its symbolic links form a loop"}[kind]
     with pytest.raises(tte.errors.InvalidArgumentError, match=f"cannot open program '{path}': {expected}"):
         tte.load(path)
@@ -174,7 +176,8 @@ def test_c_api_names_what_a_path_is(tte, tmp_path):
 def test_method_name_that_is_not_utf8_is_refused_at_open(tte, packed):
     data = packed["add_one"].read_bytes()
     assert data.count(b"forward") == 1
-    with pytest.raises(tte.errors.InvalidProgramError, match=r"the name of method 0 \('forw\\xffrd'\) is not valid UTF-8"):
+    with pytest.raises(tte.errors.InvalidProgramError,
+                       match=r"the name of method 0 \('forw\\xffrd'\) is not valid UTF-8"):
         tte.load(data.replace(b"forward", b"forw\xffrd"))
 
 

@@ -16,7 +16,8 @@ def add_one_spec():
     from torch_tensorrt_executorch_runtime.pack import TensorSpec
     from torch_tensorrt_executorch_runtime.testing import test_engine_spec
 
-    return test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 4])], [TensorSpec("y", "float32", ["x:0", "x:1"])])
+    return test_engine_spec("add_one", [TensorSpec("x", "float32", [2, 4])],
+                            [TensorSpec("y", "float32", ["x:0", "x:1"])])
 
 HEADER = struct.Struct("<4sIIIQ8s")
 RESERVED = b"\x01" + b"\x00" * 7

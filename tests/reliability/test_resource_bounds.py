@@ -112,7 +112,8 @@ def test_max_planned_memory_bounds_and_raises_the_limit(tte, host_provider, pack
     data = packed["add_one"].read_bytes()
     with tte.load(data, max_planned_memory=32) as program:
         for _ in range(2):
-            with pytest.raises(tte.errors.HostOutOfMemoryError, match=r"more than max_planned_memory allows \(32 bytes\)") as info:
+            with pytest.raises(tte.errors.HostOutOfMemoryError,
+                               match=r"more than max_planned_memory allows \(32 bytes\)") as info:
                 program.forward(x)
             # Host memory: nothing that frees device memory would help.
             assert not isinstance(info.value, tte.errors.DeviceOutOfMemoryError)

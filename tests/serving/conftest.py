@@ -104,7 +104,9 @@ CLIENT_TIMEOUT_S = 30
 @pytest.fixture
 def http_client(server):
     """A tritonclient HTTP client of the module's `server` fixture (process, http port, grpc port)."""
-    httpclient = pytest.importorskip("tritonclient.http", reason="tritonclient[http] is not installed (scripts/setup.sh)")
+    httpclient = pytest.importorskip(
+        "tritonclient.http", reason="tritonclient[http] is not installed (scripts/setup.sh)"
+    )
     client = httpclient.InferenceServerClient(
         f"127.0.0.1:{server[1]}", network_timeout=CLIENT_TIMEOUT_S, connection_timeout=CLIENT_TIMEOUT_S
     )
@@ -115,7 +117,9 @@ def http_client(server):
 @pytest.fixture
 def grpc_client(server):
     """A tritonclient gRPC client of the module's `server` fixture."""
-    grpcclient = pytest.importorskip("tritonclient.grpc", reason="tritonclient[grpc] is not installed (scripts/setup.sh)")
+    grpcclient = pytest.importorskip(
+        "tritonclient.grpc", reason="tritonclient[grpc] is not installed (scripts/setup.sh)"
+    )
     client = grpcclient.InferenceServerClient(f"127.0.0.1:{server[2]}")
     yield client
     client.close()

@@ -9,7 +9,6 @@ import pytest
 @pytest.fixture(scope="module")
 def host(serving):
     import torch_tensorrt_executorch_runtime as tte
-
     from torch_tensorrt_executorch_runtime.serving.served_program import register_provider_libraries
 
     register_provider_libraries([serving.provider_library()], serving.provider)

@@ -36,7 +36,9 @@ def golden_plans() -> dict[str, bytes]:
         "add_one_profiles.plan": make_test_engine(
             "add_one",
             [
-                PlanInput("x", "float32", profiles=[Profile([1, 4], [2, 4], [8, 4]), Profile([9, 4], [16, 4], [32, 4])]),
+                PlanInput(
+                    "x", "float32", profiles=[Profile([1, 4], [2, 4], [8, 4]), Profile([9, 4], [16, 4], [32, 4])]
+                ),
                 PlanOutput("y", "float32", shape_of="x"),
             ],
         ),
@@ -144,7 +146,8 @@ def test_every_dtype_is_written():
         ({"tensors": [PlanOutput("y", "float32")]}, ValueError, "exactly one of shape_of"),
         ({"tensors": [PlanOutput("y", "float32", shape_of="x", shape=[1])]}, ValueError, "exactly one of shape_of"),
         ({"tensors": [{"name": "x", "is_input": 1, "dtype": "float32"}]}, TypeError, "True or False"),
-        ({"tensors": [{"name": "x", "is_input": True, "dtype": "float32", "profiles": [], }]}, ValueError, "non-empty list"),
+        ({"tensors": [{"name": "x", "is_input": True, "dtype": "float32", "profiles": [], }]},
+         ValueError, "non-empty list"),
         ({"tensors": [{"name": "x", "is_input": True, "dtype": "float32", "shape": [1]}]}, ValueError, "unknown keys"),
         ({"tensors": [{"name": "y", "is_input": False, "dtype": "float32", "shape": [1], "profiles": []}]},
          ValueError, "unknown keys"),
@@ -157,7 +160,8 @@ def test_every_dtype_is_written():
     ],
 )
 def test_writer_rejects_malformed_plans(kwargs, error, match):
-    args = {"op": "add_one", "tensors": [PlanInput("x", "float32", shape=[1]), PlanOutput("y", "float32", shape_of="x")]}
+    args = {"op": "add_one",
+            "tensors": [PlanInput("x", "float32", shape=[1]), PlanOutput("y", "float32", shape_of="x")]}
     args.update(kwargs)
     with pytest.raises(error, match=match):
         make_test_engine(**args)

@@ -98,12 +98,11 @@ TTE_API void tte_free_string(char* str);
 
 /* The struct is copied; the strings it points to are copied too. A name that
  * is already registered is refused. Registering affects later loads only. */
-TTE_API TteStatus tte_register_engine_provider(
-    const TteEngineProvider* provider, TteProviderKind kind, TteError* error);
+TTE_API TteStatus tte_register_engine_provider(const TteEngineProvider* provider,
+                                               TteProviderKind kind, TteError* error);
 /* Removes the provider from the registry. Engines it already made keep it
  * alive; its `release` runs when the last of them is destroyed. */
-TTE_API TteStatus tte_unregister_engine_provider(const char* name,
-                                                 TteError* error);
+TTE_API TteStatus tte_unregister_engine_provider(const char* name, TteError* error);
 /* Registered providers in selection order (native, Python, others; each in
  * registration order). */
 TTE_API size_t tte_num_engine_providers(void);
@@ -112,17 +111,14 @@ TTE_API size_t tte_num_engine_providers(void);
 TTE_API const char* tte_engine_provider_name(size_t index);
 /* dlopen a provider library (never closed), call its
  * `tte_engine_provider_entry` and register what it returns. */
-TTE_API TteStatus tte_load_engine_provider_library(const char* path,
-                                                   TteProviderKind kind,
+TTE_API TteStatus tte_load_engine_provider_library(const char* path, TteProviderKind kind,
                                                    TteError* error);
 /* One line about the runtime provider `name` runs engines with (the
  * TensorRT library it found and its version, or why it found none), or ""
  * when the provider says nothing; free *out_text with tte_free_string. For
  * the native TensorRT provider that is not registered, TTE_ERROR_NOT_FOUND
  * says why its library was not loaded. */
-TTE_API TteStatus tte_engine_provider_runtime(const char* name,
-                                              char** out_text,
-                                              TteError* error);
+TTE_API TteStatus tte_engine_provider_runtime(const char* name, char** out_text, TteError* error);
 
 /* ---- Delegate blob reader --------------------------------------------- */
 
@@ -131,8 +127,8 @@ TTE_API TteStatus tte_engine_provider_runtime(const char* name,
  *  "io_bindings":[{"name","is_input","dtype","shape"}],"aliased_io":[...],
  *  "hardware_compatible","device_id","serialized_metadata",
  *  "target_platform"}. */
-TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t size,
-                                         char** out_json, TteError* error);
+TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t size, char** out_json,
+                                         TteError* error);
 
 /* ---- Caller stream (per thread) --------------------------------------- */
 
@@ -194,14 +190,11 @@ typedef struct TteProgramOptions {
  * changed fails with TTE_ERROR_INVALID_STATE. Methods load on first use, or
  * with tte_program_load_method; one that failed to load fails again at once
  * with the same status (open the program again to retry). */
-TTE_API TteStatus tte_program_open_file(const char* path,
-                                        const TteProgramOptions* options,
-                                        TteProgram** out_program,
-                                        TteError* error);
+TTE_API TteStatus tte_program_open_file(const char* path, const TteProgramOptions* options,
+                                        TteProgram** out_program, TteError* error);
 TTE_API TteStatus tte_program_open_buffer(const void* data, size_t size,
                                           const TteProgramOptions* options,
-                                          TteProgram** out_program,
-                                          TteError* error);
+                                          TteProgram** out_program, TteError* error);
 /* Closes the handle. Memory that method handles (tte_program_get_method) and
  * output views still point at stays valid until the last of them is
  * released; runs through such a method handle then fail with
@@ -210,15 +203,12 @@ TTE_API void tte_program_close(TteProgram* program);
 /* The message of the last failed call on this handle ("" if none). */
 TTE_API const char* tte_program_last_error(const TteProgram* program);
 
-TTE_API TteStatus tte_program_num_methods(TteProgram* program,
-                                          size_t* out_count, TteError* error);
+TTE_API TteStatus tte_program_num_methods(TteProgram* program, size_t* out_count, TteError* error);
 /* Valid while the program is open. */
-TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index,
-                                          const char** out_name,
+TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index, const char** out_name,
                                           TteError* error);
 /* Load (initialize delegates of) a method now rather than on first run. */
-TTE_API TteStatus tte_program_load_method(TteProgram* program,
-                                          const char* method, TteError* error);
+TTE_API TteStatus tte_program_load_method(TteProgram* program, const char* method, TteError* error);
 
 typedef int32_t TteValueTag;
 enum {
@@ -239,30 +229,23 @@ typedef struct TteValueInfo {
   int32_t rank;
   int64_t sizes[TTE_MAX_RANK]; /* upper bounds for dynamic dims */
   int32_t is_memory_planned;
-  int32_t device_type;  /* TTE_DEVICE_*, where the program records one */
+  int32_t device_type; /* TTE_DEVICE_*, where the program records one */
   int32_t device_index;
   uint64_t nbytes;
 } TteValueInfo;
 
-TTE_API TteStatus tte_program_method_io_count(TteProgram* program,
-                                              const char* method,
-                                              size_t* out_num_inputs,
-                                              size_t* out_num_outputs,
+TTE_API TteStatus tte_program_method_io_count(TteProgram* program, const char* method,
+                                              size_t* out_num_inputs, size_t* out_num_outputs,
                                               TteError* error);
-TTE_API TteStatus tte_program_input_info(TteProgram* program,
-                                         const char* method, size_t index,
-                                         TteValueInfo* out_info,
-                                         TteError* error);
-TTE_API TteStatus tte_program_output_info(TteProgram* program,
-                                          const char* method, size_t index,
-                                          TteValueInfo* out_info,
-                                          TteError* error);
+TTE_API TteStatus tte_program_input_info(TteProgram* program, const char* method, size_t index,
+                                         TteValueInfo* out_info, TteError* error);
+TTE_API TteStatus tte_program_output_info(TteProgram* program, const char* method, size_t index,
+                                          TteValueInfo* out_info, TteError* error);
 
 /* JSON description of the loaded program: methods with I/O metadata, and for
  * each TensorRTBackend delegate of each loaded method the parsed blob
  * metadata, engine size and compile specs. */
-TTE_API TteStatus tte_program_describe_json(TteProgram* program,
-                                            char** out_json, TteError* error);
+TTE_API TteStatus tte_program_describe_json(TteProgram* program, char** out_json, TteError* error);
 
 /* One method argument. Tensors are borrowed for the duration of the call.
  * For a tensor, `int_value` carries the DLPack flags of its
@@ -295,13 +278,11 @@ typedef struct TteOutput {
  * run in parallel). Inputs may be host or CUDA memory; a planned input is
  * copied into its arena, a non-planned one is shared. `num_outputs` must
  * equal the method's output count. Returns with all work finished. */
-TTE_API TteStatus tte_program_run(TteProgram* program, const char* method,
-                                  const TteInput* inputs, size_t num_inputs,
-                                  int32_t copy_outputs, TteOutput* outputs,
+TTE_API TteStatus tte_program_run(TteProgram* program, const char* method, const TteInput* inputs,
+                                  size_t num_inputs, int32_t copy_outputs, TteOutput* outputs,
                                   size_t num_outputs, TteError* error);
 
-TTE_API TteStatus tte_program_write_etdump(TteProgram* program,
-                                           const char* path, TteError* error);
+TTE_API TteStatus tte_program_write_etdump(TteProgram* program, const char* path, TteError* error);
 
 /* ---- Method handles (C API version 2) -------------------------------- */
 
@@ -313,15 +294,11 @@ TTE_API TteStatus tte_program_write_etdump(TteProgram* program,
  * program are serialized). */
 typedef struct TteMethod TteMethod;
 
-TTE_API TteStatus tte_program_get_method(TteProgram* program,
-                                         const char* method,
-                                         TteMethod** out_method,
-                                         TteError* error);
+TTE_API TteStatus tte_program_get_method(TteProgram* program, const char* method,
+                                         TteMethod** out_method, TteError* error);
 TTE_API void tte_method_release(TteMethod* method);
-TTE_API TteStatus tte_method_io_count(TteMethod* method,
-                                      size_t* out_num_inputs,
-                                      size_t* out_num_outputs,
-                                      TteError* error);
+TTE_API TteStatus tte_method_io_count(TteMethod* method, size_t* out_num_inputs,
+                                      size_t* out_num_outputs, TteError* error);
 
 /* Allocates the memory of one owned output in the caller's library (a
  * framework's caching allocator, a pool), so owned outputs cost no
@@ -330,10 +307,8 @@ TTE_API TteStatus tte_method_io_count(TteMethod* method,
  * exactly those, compact and row-major, which the run fills and hands back
  * in TteOutput.tensor. Called while the run holds the program's lock, on the
  * thread that called tte_method_run; it must not run this program. */
-typedef TteStatus (*TteOutputAllocator)(void* context,
-                                        const DLTensor* prototype,
-                                        DLManagedTensorVersioned** out_tensor,
-                                        TteError* error);
+typedef TteStatus (*TteOutputAllocator)(void* context, const DLTensor* prototype,
+                                        DLManagedTensorVersioned** out_tensor, TteError* error);
 
 typedef struct TteRunOptions {
   uint32_t struct_size; /* sizeof(TteRunOptions) */
@@ -352,11 +327,9 @@ typedef struct TteRunOptions {
 
 /* tte_program_run on a method handle, with options (NULL: copy outputs, no
  * stream, no allocator). Returns with all work finished. */
-TTE_API TteStatus tte_method_run(TteMethod* method, const TteInput* inputs,
-                                 size_t num_inputs,
-                                 const TteRunOptions* options,
-                                 TteOutput* outputs, size_t num_outputs,
-                                 TteError* error);
+TTE_API TteStatus tte_method_run(TteMethod* method, const TteInput* inputs, size_t num_inputs,
+                                 const TteRunOptions* options, TteOutput* outputs,
+                                 size_t num_outputs, TteError* error);
 
 /* ---- Runtime statistics (process-wide, for tests and benchmarks) ------- */
 

@@ -121,22 +121,21 @@ typedef struct DLManagedTensorVersioned {
 
 /* A new array of `prototype`'s dtype, ndim, shape and device, owned by the
  * caller through the returned managed tensor. */
-typedef int (*DLPackManagedTensorAllocator)(
-    DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
-    void (*set_error)(void* error_ctx, const char* kind, const char* message));
+typedef int (*DLPackManagedTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                            void* error_ctx,
+                                            void (*set_error)(void* error_ctx, const char* kind,
+                                                              const char* message));
 /* An owning managed tensor of the array. */
-typedef int (*DLPackManagedTensorFromPyObjectNoSync)(
-    void* py_object, DLManagedTensorVersioned** out);
+typedef int (*DLPackManagedTensorFromPyObjectNoSync)(void* py_object,
+                                                     DLManagedTensorVersioned** out);
 /* Takes ownership of `tensor` and returns it as an array of the library. */
-typedef int (*DLPackManagedTensorToPyObjectNoSync)(
-    DLManagedTensorVersioned* tensor, void** out_py_object);
+typedef int (*DLPackManagedTensorToPyObjectNoSync)(DLManagedTensorVersioned* tensor,
+                                                   void** out_py_object);
 /* Fills `out` with a non-owning view of the array, valid while the array is
  * alive and the caller has not returned control to Python. */
-typedef int (*DLPackDLTensorFromPyObjectNoSync)(void* py_object,
-                                                DLTensor* out);
+typedef int (*DLPackDLTensorFromPyObjectNoSync)(void* py_object, DLTensor* out);
 /* The library's current stream for a device (NULL for host devices). */
-typedef int (*DLPackCurrentWorkStream)(DLDeviceType device_type,
-                                       int32_t device_id,
+typedef int (*DLPackCurrentWorkStream)(DLDeviceType device_type, int32_t device_id,
                                        void** out_current_stream);
 
 typedef struct DLPackExchangeAPIHeader {

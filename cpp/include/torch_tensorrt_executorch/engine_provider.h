@@ -84,11 +84,7 @@ enum {
 
 /* Provider categories; with equal category, registration order decides. */
 typedef int32_t TteProviderKind;
-enum {
-  TTE_PROVIDER_NATIVE = 0,
-  TTE_PROVIDER_PYTHON = 1,
-  TTE_PROVIDER_OTHER = 2
-};
+enum { TTE_PROVIDER_NATIVE = 0, TTE_PROVIDER_PYTHON = 1, TTE_PROVIDER_OTHER = 2 };
 
 /* Options the backend passes to `deserialize`. Append-only. */
 typedef struct TteEngineLoadOptions {
@@ -198,42 +194,34 @@ typedef struct TteEngineProvider {
 
   /* Deserialize a plan. Return TTE_ERROR_NOT_ACCEPTED for a plan that is not
    * this provider's format. The plan bytes are only valid during the call. */
-  TteStatus (*deserialize)(void* user_data, const void* plan,
-                           uint64_t plan_size,
-                           const TteEngineLoadOptions* options,
-                           TteEngine** out_engine, TteError* error);
+  TteStatus (*deserialize)(void* user_data, const void* plan, uint64_t plan_size,
+                           const TteEngineLoadOptions* options, TteEngine** out_engine,
+                           TteError* error);
 
   /* I/O tensors are indexed 0..n-1 in the engine's own order. */
-  TteStatus (*num_io_tensors)(TteEngine* engine, int32_t* out_count,
-                              TteError* error);
-  TteStatus (*describe_io_tensor)(TteEngine* engine, int32_t index,
-                                  TteIoTensorDesc* out_desc, TteError* error);
+  TteStatus (*num_io_tensors)(TteEngine* engine, int32_t* out_count, TteError* error);
+  TteStatus (*describe_io_tensor)(TteEngine* engine, int32_t index, TteIoTensorDesc* out_desc,
+                                  TteError* error);
 
   /* Optimization profiles (at least 1) and an input's min/opt/max dims in
    * one of them; each array holds `rank` values. */
-  TteStatus (*num_profiles)(TteEngine* engine, int32_t* out_count,
-                            TteError* error);
-  TteStatus (*profile_shape)(TteEngine* engine, int32_t profile,
-                             int32_t input_index, int64_t* min_dims,
-                             int64_t* opt_dims, int64_t* max_dims,
+  TteStatus (*num_profiles)(TteEngine* engine, int32_t* out_count, TteError* error);
+  TteStatus (*profile_shape)(TteEngine* engine, int32_t profile, int32_t input_index,
+                             int64_t* min_dims, int64_t* opt_dims, int64_t* max_dims,
                              TteError* error);
-  TteStatus (*select_profile)(TteEngine* engine, int32_t profile,
-                              void* stream, TteError* error);
+  TteStatus (*select_profile)(TteEngine* engine, int32_t profile, void* stream, TteError* error);
 
-  TteStatus (*set_input_shape)(TteEngine* engine, int32_t index,
-                               const int64_t* dims, int32_t rank,
+  TteStatus (*set_input_shape)(TteEngine* engine, int32_t index, const int64_t* dims, int32_t rank,
                                TteError* error);
   /* After all input shapes are set. `capacity` is the size of `dims`. A
    * version 2 provider may report TTE_DATA_DEPENDENT_DIM for a dim known only
    * after the run (see get_output_result). */
-  TteStatus (*get_output_shape)(TteEngine* engine, int32_t index,
-                                int64_t* dims, int32_t capacity,
+  TteStatus (*get_output_shape)(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
                                 int32_t* out_rank, TteError* error);
   /* Every address the backend passes is 256-byte aligned (TensorRT's rule
    * for setTensorAddress, applied to all providers): it stages tensors that
    * are not. */
-  TteStatus (*set_tensor_address)(TteEngine* engine, int32_t index,
-                                  void* address, TteError* error);
+  TteStatus (*set_tensor_address)(TteEngine* engine, int32_t index, void* address, TteError* error);
   /* Enqueue the engine on `stream` (a cudaStream_t; NULL for host
    * providers only: device providers always get a stream of their own, never
    * the legacy default stream). The backend synchronizes afterwards. */
@@ -246,13 +234,12 @@ typedef struct TteEngineProvider {
    * a plain enqueue of the same shapes. An engine that streams its weights
    * or a TensorRT-RTX engine that says it cannot be captured answers 0.
    * Without this function `enqueue_capturable` alone decides. */
-  TteStatus (*engine_capturable)(TteEngine* engine, void* stream,
-                                 int32_t* out_capturable, TteError* error);
+  TteStatus (*engine_capturable)(TteEngine* engine, void* stream, int32_t* out_capturable,
+                                 TteError* error);
   /* One line for people (`doctor`): the runtime library the provider found
    * and its version, or why it found none (a missing runtime is the answer,
    * not a failure). May load the library; creates no runtime. */
-  TteStatus (*describe_runtime)(void* user_data, char* text,
-                                uint32_t capacity, TteError* error);
+  TteStatus (*describe_runtime)(void* user_data, char* text, uint32_t capacity, TteError* error);
   /* Called once, right after registration, with the host's services; the
    * table stays valid for as long as the provider is registered. */
   void (*attach_host)(void* user_data, const TteProviderHost* host);
@@ -265,14 +252,13 @@ typedef struct TteEngineProvider {
    * previous ENQUEUE. Addresses and streams follow the per-tensor calls'
    * rules (256-byte aligned; NULL only for host providers). Without this
    * function the per-tensor calls are used. */
-  TteStatus (*execute)(TteEngine* engine, const TteEngineExecution* call,
-                       TteError* error);
+  TteStatus (*execute)(TteEngine* engine, const TteEngineExecution* call, TteError* error);
   /* Scratch (activation) memory the engine's context needs to run
    * `profile`, in bytes: an upper bound over that profile's shapes
    * (TensorRT: ICudaEngine::getDeviceMemorySizeForProfileV2). Memory kind as
    * the provider's (host memory for host providers). */
-  TteStatus (*device_memory_size)(TteEngine* engine, int32_t profile,
-                                  int64_t* out_bytes, TteError* error);
+  TteStatus (*device_memory_size)(TteEngine* engine, int32_t profile, int64_t* out_bytes,
+                                  TteError* error);
   /* The scratch memory the next enqueues use (TensorRT:
    * IExecutionContext::setDeviceMemoryV2), for an engine loaded with
    * user_managed_device_memory. `memory` is 256-byte aligned (cudaMalloc's
@@ -281,36 +267,31 @@ typedef struct TteEngineProvider {
    * profile enqueued. The backend never enqueues two engines on one memory
    * at once unless they run on one stream, in order. NULL is allowed when
    * the size is 0. */
-  TteStatus (*set_device_memory)(TteEngine* engine, void* memory,
-                                 int64_t bytes, TteError* error);
+  TteStatus (*set_device_memory)(TteEngine* engine, void* memory, int64_t bytes, TteError* error);
   /* Another handle on the deserialized engine behind `engine`, with its own
    * execution context(s) and state (profile, shapes, addresses), created
    * with `options` (user_managed_device_memory; the engine-wide options of
    * the first load stay in force). The deserialized engine is freed when
    * the last of its handles is destroyed, in any order. */
-  TteStatus (*create_execution_context)(TteEngine* engine,
-                                        const TteEngineLoadOptions* options,
-                                        TteEngine** out_engine,
-                                        TteError* error);
+  TteStatus (*create_execution_context)(TteEngine* engine, const TteEngineLoadOptions* options,
+                                        TteEngine** out_engine, TteError* error);
   /* Appended in version 2: outputs whose shape holds TTE_DATA_DEPENDENT_DIM
    * (TensorRT: IOutputAllocator on the execution context). Both or neither;
    * an engine reporting such a shape without them is refused at execute. */
   /* Before each enqueue (and before the batched ENQUEUE step), for each
    * data-dependent output: `bytes` can be written at the address the enqueue
-   * gives it (the backend binds its planned upper-bound buffer). When the engine asks for more, the provider
-   * gives it memory of its own instead (kept per engine handle, grown, never
-   * shrunk), never a truncated buffer. */
-  TteStatus (*set_output_capacity)(TteEngine* engine, int32_t index,
-                                   int64_t bytes, TteError* error);
+   * gives it (the backend binds its planned upper-bound buffer). When the engine asks for more, the
+   * provider gives it memory of its own instead (kept per engine handle, grown, never shrunk),
+   * never a truncated buffer. */
+  TteStatus (*set_output_capacity)(TteEngine* engine, int32_t index, int64_t bytes,
+                                   TteError* error);
   /* After an enqueue returned (for device providers the backend then
    * synchronizes the stream before reading `*out_data`): the shape the
    * engine wrote (`capacity` the size of `dims`) and where its elements are:
    * the address set for it, or the provider's own memory, valid until the
    * next enqueue of this engine. */
-  TteStatus (*get_output_result)(TteEngine* engine, int32_t index,
-                                 int64_t* dims, int32_t capacity,
-                                 int32_t* out_rank, void** out_data,
-                                 TteError* error);
+  TteStatus (*get_output_result)(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
+                                 int32_t* out_rank, void** out_data, TteError* error);
 } TteEngineProvider;
 
 /* Symbol a provider library exports so `tte_load_engine_provider_library`
@@ -318,8 +299,7 @@ typedef struct TteEngineProvider {
  * cannot serve `abi_version`; the backend asks for its own version first,
  * then for each older one down to TTE_ENGINE_PROVIDER_ABI_VERSION_MIN, so a
  * library built against an older header still loads. */
-typedef const TteEngineProvider* (*TteEngineProviderEntryFn)(
-    uint32_t abi_version);
+typedef const TteEngineProvider* (*TteEngineProviderEntryFn)(uint32_t abi_version);
 #define TTE_ENGINE_PROVIDER_ENTRY_SYMBOL "tte_engine_provider_entry"
 
 #ifdef __cplusplus

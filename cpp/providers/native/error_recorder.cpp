@@ -15,7 +15,8 @@ nvinfer1::ErrorCode ContextErrorRecorder::getErrorCode(int32_t errorIdx) const n
   return errors_[static_cast<size_t>(errorIdx)].first;
 }
 
-nvinfer1::IErrorRecorder::ErrorDesc ContextErrorRecorder::getErrorDesc(int32_t errorIdx) const noexcept {
+nvinfer1::IErrorRecorder::ErrorDesc ContextErrorRecorder::getErrorDesc(
+    int32_t errorIdx) const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (errorIdx < 0 || errorIdx >= static_cast<int32_t>(errors_.size())) {
     return "error index out of range";
@@ -49,9 +50,13 @@ bool ContextErrorRecorder::reportError(nvinfer1::ErrorCode val, ErrorDesc desc) 
   return false;
 }
 
-nvinfer1::IErrorRecorder::RefCount ContextErrorRecorder::incRefCount() noexcept { return ++references_; }
+nvinfer1::IErrorRecorder::RefCount ContextErrorRecorder::incRefCount() noexcept {
+  return ++references_;
+}
 
-nvinfer1::IErrorRecorder::RefCount ContextErrorRecorder::decRefCount() noexcept { return --references_; }
+nvinfer1::IErrorRecorder::RefCount ContextErrorRecorder::decRefCount() noexcept {
+  return --references_;
+}
 
 std::string ContextErrorRecorder::text() const {
   std::lock_guard<std::mutex> lock(mutex_);

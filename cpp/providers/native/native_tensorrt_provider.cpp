@@ -45,8 +45,9 @@ TteStatus guarded(TteError* error, Body&& body) {
   try {
     return report(body(), error);
   } catch (const std::bad_alloc&) {
-    return report(Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory in the native TensorRT provider"),
-                  error);
+    return report(
+        Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "out of host memory in the native TensorRT provider"),
+        error);
   } catch (const std::exception& e) {
     return report(Status(TTE_ERROR_INTERNAL,
                          std::string("native TensorRT provider: unexpected error: ") + e.what()),
@@ -64,9 +65,10 @@ Status check_engine(TteEngine* engine) {
 Status check_index(TteEngine* engine, int32_t index) {
   Status status = check_engine(engine);
   if (status.ok() && (index < 0 || index >= engine_of(engine)->num_io_tensors())) {
-    status = Status(TTE_ERROR_INVALID_ARGUMENT,
-                    "I/O tensor index " + std::to_string(index) + " is out of range (the engine has " +
-                        std::to_string(engine_of(engine)->num_io_tensors()) + ")");
+    status =
+        Status(TTE_ERROR_INVALID_ARGUMENT,
+               "I/O tensor index " + std::to_string(index) + " is out of range (the engine has " +
+                   std::to_string(engine_of(engine)->num_io_tensors()) + ")");
   }
   return status;
 }
@@ -87,7 +89,8 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
   }
   *out_engine = nullptr;
   if (plan == nullptr && plan_size > 0) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "plan is NULL but its size is " + std::to_string(plan_size));
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "plan is NULL but its size is " + std::to_string(plan_size));
   }
   // Plans that are known not to be TensorRT's never reach TensorRT.
   if (plan_size == 0) {
@@ -107,14 +110,14 @@ Status deserialize(ProviderState& state, const void* plan, uint64_t plan_size,
                   "the plan was built by " + plan_built_by(header) + ", and " + kProviderName +
                       " runs TensorRT " + std::to_string(NV_TENSORRT_MAJOR) +
                       " plans only: load it with provider 'tensorrt-native-" +
-                      std::to_string(header.version[0]) + "' (or 'tensorrt-native', which "
+                      std::to_string(header.version[0]) +
+                      "' (or 'tensorrt-native', which "
                       "follows the plan), which needs TensorRT " +
                       std::to_string(header.version[0]) + ": " +
                       tensorrt_install_hint(header.version[0], header.version[1], true));
   }
 
-  const int32_t device =
-      has_field(options, TTE_OPTION_END(device_id)) ? options->device_id : 0;
+  const int32_t device = has_field(options, TTE_OPTION_END(device_id)) ? options->device_id : 0;
   LoadRequest request;
   if (has_field(options, TTE_OPTION_END(weight_streaming_budget)) &&
       options->has_weight_streaming_budget != 0) {
@@ -232,9 +235,9 @@ TteStatus abi_set_device_memory(TteEngine* engine, void* memory, int64_t bytes, 
   return guarded(error, [&] {
     Status status = check_engine(engine);
     if (status.ok() && (bytes < 0 || (memory == nullptr && bytes > 0))) {
-      status = Status(TTE_ERROR_INVALID_ARGUMENT,
-                      "set_device_memory: " + std::to_string(bytes) + " bytes at " +
-                          (memory == nullptr ? "NULL" : "an address"));
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "set_device_memory: " + std::to_string(bytes) +
+                                                      " bytes at " +
+                                                      (memory == nullptr ? "NULL" : "an address"));
     }
     if (status.ok()) {
       status = engine_of(engine)->set_device_memory(memory, bytes);
@@ -295,7 +298,8 @@ TteStatus abi_profile_shape(TteEngine* engine, int32_t profile, int32_t input_in
   return guarded(error, [&] {
     Status status = check_index(engine, input_index);
     if (status.ok() && (min_dims == nullptr || opt_dims == nullptr || max_dims == nullptr)) {
-      status = Status(TTE_ERROR_INVALID_ARGUMENT, "min_dims, opt_dims and max_dims must not be NULL");
+      status =
+          Status(TTE_ERROR_INVALID_ARGUMENT, "min_dims, opt_dims and max_dims must not be NULL");
     }
     if (status.ok()) {
       status = engine_of(engine)->profile_shape(profile, input_index, min_dims, opt_dims, max_dims);
@@ -314,13 +318,13 @@ TteStatus abi_select_profile(TteEngine* engine, int32_t profile, void* stream, T
   });
 }
 
-TteStatus abi_set_input_shape(TteEngine* engine, int32_t index, const int64_t* dims,
-                              int32_t rank, TteError* error) {
+TteStatus abi_set_input_shape(TteEngine* engine, int32_t index, const int64_t* dims, int32_t rank,
+                              TteError* error) {
   return guarded(error, [&] {
     Status status = check_index(engine, index);
     if (status.ok() && (rank < 0 || (rank > 0 && dims == nullptr))) {
-      status = Status(TTE_ERROR_INVALID_ARGUMENT,
-                      "invalid shape: rank " + std::to_string(rank) + (dims == nullptr ? ", dims NULL" : ""));
+      status = Status(TTE_ERROR_INVALID_ARGUMENT, "invalid shape: rank " + std::to_string(rank) +
+                                                      (dims == nullptr ? ", dims NULL" : ""));
     }
     if (status.ok()) {
       status = engine_of(engine)->set_input_shape(index, dims, rank);
@@ -343,8 +347,7 @@ TteStatus abi_get_output_shape(TteEngine* engine, int32_t index, int64_t* dims, 
   });
 }
 
-TteStatus abi_set_tensor_address(TteEngine* engine, int32_t index, void* address,
-                                 TteError* error) {
+TteStatus abi_set_tensor_address(TteEngine* engine, int32_t index, void* address, TteError* error) {
   return guarded(error, [&] {
     Status status = check_index(engine, index);
     if (status.ok()) {
@@ -354,11 +357,13 @@ TteStatus abi_set_tensor_address(TteEngine* engine, int32_t index, void* address
   });
 }
 
-TteStatus abi_set_output_capacity(TteEngine* engine, int32_t index, int64_t bytes, TteError* error) {
+TteStatus abi_set_output_capacity(TteEngine* engine, int32_t index, int64_t bytes,
+                                  TteError* error) {
   return guarded(error, [&] {
     Status status = check_index(engine, index);
     if (status.ok() && bytes < 0) {
-      status = Status(TTE_ERROR_INVALID_ARGUMENT, "capacity " + std::to_string(bytes) + " is negative");
+      status =
+          Status(TTE_ERROR_INVALID_ARGUMENT, "capacity " + std::to_string(bytes) + " is negative");
     }
     if (status.ok()) {
       status = engine_of(engine)->set_output_capacity(index, bytes);
@@ -371,7 +376,8 @@ TteStatus abi_get_output_result(TteEngine* engine, int32_t index, int64_t* dims,
                                 int32_t* out_rank, void** out_data, TteError* error) {
   return guarded(error, [&] {
     Status status = check_index(engine, index);
-    if (status.ok() && (out_rank == nullptr || out_data == nullptr || (capacity > 0 && dims == nullptr))) {
+    if (status.ok() &&
+        (out_rank == nullptr || out_data == nullptr || (capacity > 0 && dims == nullptr))) {
       status = Status(TTE_ERROR_INVALID_ARGUMENT, "dims, out_rank or out_data is NULL");
     }
     if (status.ok()) {

@@ -21,7 +21,8 @@ namespace tte::native {
 #define TTE_NATIVE_NUMBER_TEXT(x) TTE_NATIVE_TEXT(x)
 // "tensorrt-native-11": the plugin picks the provider whose name ends in a
 // plan's major (backend/engine_loader.cpp).
-inline constexpr char kProviderName[] = "tensorrt-native-" TTE_NATIVE_NUMBER_TEXT(NV_TENSORRT_MAJOR);
+inline constexpr char kProviderName[] =
+    "tensorrt-native-" TTE_NATIVE_NUMBER_TEXT(NV_TENSORRT_MAJOR);
 
 // What the provider takes from whoever hosts it: the plugin, or a test that
 // compiles the provider without the rest of the plugin.
@@ -31,8 +32,7 @@ struct ProviderEnvironment {
   int32_t (*cuda_device_count)();
   // Whether a line at `level` would be printed (skips formatting otherwise).
   bool (*log_enabled)(TteLogLevel level);
-  void (*log)(TteLogLevel level, const char* file, int line,
-              const char* message);
+  void (*log)(TteLogLevel level, const char* file, int line, const char* message);
 };
 
 // A provider table over a new provider state: one TensorRT runtime per

@@ -46,7 +46,8 @@ void* OutputAllocator::reallocateOutputAsync(char const* tensorName, void* curre
     if (allocated != cudaSuccess) {
       cudaGetLastError();
       own_ = nullptr;
-      failure_ = "could not allocate " + std::to_string(size) + " bytes of device memory for output '" +
+      failure_ = "could not allocate " + std::to_string(size) +
+                 " bytes of device memory for output '" +
                  (tensorName != nullptr ? tensorName : "?") + "': " + cudaGetErrorString(allocated);
       data_ = nullptr;
       return nullptr;

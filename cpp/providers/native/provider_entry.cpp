@@ -35,8 +35,8 @@ void attach_host(void* /*user_data*/, const TteProviderHost* host) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const TteEngineProvider* tte_engine_provider_entry(
-    uint32_t abi_version) {
+extern "C" __attribute__((visibility("default"))) const TteEngineProvider*
+tte_engine_provider_entry(uint32_t abi_version) {
   if (abi_version != TTE_ENGINE_PROVIDER_ABI_VERSION) {
     return nullptr;
   }
@@ -46,8 +46,8 @@ extern "C" __attribute__((visibility("default"))) const TteEngineProvider* tte_e
   static std::mutex mutex;
   static TteEngineProvider provider;
   std::lock_guard<std::mutex> lock(mutex);
-  provider =
-      tte::native::make_provider(tte::native::ProviderEnvironment{&tte::cuda_device_count, &log_enabled, &log});
+  provider = tte::native::make_provider(
+      tte::native::ProviderEnvironment{&tte::cuda_device_count, &log_enabled, &log});
   provider.attach_host = &attach_host;
   return &provider;
 }

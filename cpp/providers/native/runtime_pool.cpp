@@ -17,8 +17,8 @@ Status DeviceRuntime::apply(const RuntimeSettings& settings) {
     const int32_t cores = runtime->getNbDLACores();
     if (settings.dla_core >= cores) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    "load option dla_core=" + std::to_string(settings.dla_core) + ": this device has " +
-                        std::to_string(cores) + " DLA core(s)" +
+                    "load option dla_core=" + std::to_string(settings.dla_core) +
+                        ": this device has " + std::to_string(cores) + " DLA core(s)" +
                         (cores == 0 ? " (DLA exists on Jetson AGX/NX modules only)" : ""));
     }
     runtime->setDLACore(settings.dla_core);
@@ -72,7 +72,8 @@ Status RuntimePool::acquire(int32_t device, std::shared_ptr<DeviceRuntime>* out)
   const TensorRtErrorCapture capture;
   entry->runtime.reset(library.create_runtime(*logger_));
   if (entry->runtime == nullptr) {
-    return Status(TTE_ERROR_RUNTIME, "TensorRT " + library.version().text() + " (" + library.path() +
+    return Status(TTE_ERROR_RUNTIME, "TensorRT " + library.version().text() + " (" +
+                                         library.path() +
                                          ") could not create a runtime on CUDA device " +
                                          std::to_string(device) + tensorrt_reason());
   }

@@ -22,8 +22,8 @@ namespace {
 template <typename Engine, typename = void>
 struct HasAliasing : std::false_type {};
 template <typename Engine>
-struct HasAliasing<Engine, std::void_t<decltype(std::declval<const Engine&>()
-                                                    .getAliasedInputTensor(""))>>
+struct HasAliasing<Engine,
+                   std::void_t<decltype(std::declval<const Engine&>().getAliasedInputTensor(""))>>
     : std::true_type {};
 
 template <typename Engine>
@@ -41,8 +41,8 @@ std::string dims_text(const nvinfer1::Dims& dims) {
 }
 
 bool is_static(const nvinfer1::Dims& dims) {
-  return dims.nbDims >= 0 && std::all_of(dims.d, dims.d + dims.nbDims,
-                                         [](int64_t d) { return d >= 0; });
+  return dims.nbDims >= 0 &&
+         std::all_of(dims.d, dims.d + dims.nbDims, [](int64_t d) { return d >= 0; });
 }
 
 std::vector<int64_t> to_vector(const nvinfer1::Dims& dims) {
@@ -81,8 +81,8 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
       return status;
     }
     const TensorRtErrorCapture capture;
-    self->engine_.reset(self->runtime_->runtime->deserializeCudaEngine(
-        plan, static_cast<std::size_t>(plan_size)));
+    self->engine_.reset(
+        self->runtime_->runtime->deserializeCudaEngine(plan, static_cast<std::size_t>(plan_size)));
   }
   self->user_managed_memory_ = request.user_managed_memory;
   if (self->engine_ == nullptr) {
@@ -93,8 +93,8 @@ Status TensorRtEngine::load(std::shared_ptr<DeviceRuntime> runtime,
                                    "plans need";
     return Status(TTE_ERROR_NOT_ACCEPTED,
                   "TensorRT " + library.version().text() + (library.lean() ? " (lean)" : "") +
-                      " could not deserialize the " + std::to_string(plan_size) +
-                      "-byte plan" + tensorrt_reason() + ": " +
+                      " could not deserialize the " + std::to_string(plan_size) + "-byte plan" +
+                      tensorrt_reason() + ": " +
                       refusal_hint(read_plan_header(plan, plan_size), library.version().text(),
                                    library.lean()) +
                       hint);
@@ -157,9 +157,9 @@ Status TensorRtEngine::share(const TensorRtEngine& source, bool user_managed_mem
 
 Status TensorRtEngine::device_memory_size(int32_t profile, int64_t* out_bytes) const {
   if (profile < 0 || profile >= num_profiles_) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "optimization profile " + std::to_string(profile) + " does not exist (the " +
-                      "engine has " + std::to_string(num_profiles_) + ")");
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "optimization profile " + std::to_string(profile) +
+                                                  " does not exist (the " + "engine has " +
+                                                  std::to_string(num_profiles_) + ")");
   }
   // NvInferRuntime.h:3202-3211: "the maximum device memory required by the
   // context for a profile", weight-streaming scratch included.
@@ -199,26 +199,27 @@ Status TensorRtEngine::create_contexts() {
     if (allocated != cudaSuccess) {
       cudaGetLastError();
       activation_memory_ = nullptr;
-      return Status(allocated == cudaErrorMemoryAllocation ? TTE_ERROR_OUT_OF_MEMORY
-                                                           : TTE_ERROR_RUNTIME,
-                    "could not allocate " + std::to_string(bytes) +
-                        " bytes of TensorRT activation memory on " + device + ": " +
-                        cudaGetErrorString(allocated));
+      return Status(
+          allocated == cudaErrorMemoryAllocation ? TTE_ERROR_OUT_OF_MEMORY : TTE_ERROR_RUNTIME,
+          "could not allocate " + std::to_string(bytes) +
+              " bytes of TensorRT activation memory on " + device + ": " +
+              cudaGetErrorString(allocated));
     }
   }
   // A stream of its own for the one-time profile switches, synchronized
   // before the contexts are used (trtexec: setOptimizationProfileAsync on a
   // fresh stream, then cudaStreamSynchronize).
   cudaStream_t setup = nullptr;
-  if (num_profiles_ > 1 && cudaStreamCreateWithFlags(&setup, cudaStreamNonBlocking) != cudaSuccess) {
+  if (num_profiles_ > 1 &&
+      cudaStreamCreateWithFlags(&setup, cudaStreamNonBlocking) != cudaSuccess) {
     cudaGetLastError();
     return Status(TTE_ERROR_RUNTIME, "could not create a CUDA stream on " + device);
   }
   Status status;
   for (int32_t p = 0; p < num_profiles_ && status.ok(); ++p) {
     const TensorRtErrorCapture capture;
-    std::unique_ptr<nvinfer1::IExecutionContext> context(
-        engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED));
+    std::unique_ptr<nvinfer1::IExecutionContext> context(engine_->createExecutionContext(
+        nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED));
     if (context == nullptr) {
       status = Status(TTE_ERROR_RUNTIME, "TensorRT could not create an execution context on " +
                                              device + tensorrt_reason());
@@ -240,8 +241,7 @@ Status TensorRtEngine::create_contexts() {
   }
   if (setup != nullptr) {
     if (cudaStreamSynchronize(setup) != cudaSuccess && status.ok()) {
-      status = Status(TTE_ERROR_RUNTIME,
-                      "selecting the optimization profiles failed on " + device);
+      status = Status(TTE_ERROR_RUNTIME, "selecting the optimization profiles failed on " + device);
     }
     cudaStreamDestroy(setup);
     cudaGetLastError();
@@ -260,16 +260,15 @@ Status TensorRtEngine::read_io_table() {
   for (int32_t i = 0; i < count; ++i) {
     const char* name = engine_->getIOTensorName(i);
     if (name == nullptr) {
-      return Status(TTE_ERROR_INTERNAL,
-                    "TensorRT has no name for I/O tensor " + std::to_string(i));
+      return Status(TTE_ERROR_INTERNAL, "TensorRT has no name for I/O tensor " + std::to_string(i));
     }
     IoTensor tensor;
     tensor.name = name;
     const nvinfer1::TensorIOMode mode = engine_->getTensorIOMode(name);
     if (mode == nvinfer1::TensorIOMode::kNONE) {
-      return Status(TTE_ERROR_INTERNAL,
-                    "TensorRT lists '" + tensor.name + "' as I/O tensor " + std::to_string(i) +
-                        " but says it is neither an input nor an output");
+      return Status(TTE_ERROR_INTERNAL, "TensorRT lists '" + tensor.name + "' as I/O tensor " +
+                                            std::to_string(i) +
+                                            " but says it is neither an input nor an output");
     }
     tensor.is_input = mode == nvinfer1::TensorIOMode::kINPUT;
     const nvinfer1::DataType type = engine_->getTensorDataType(name);
@@ -281,7 +280,8 @@ Status TensorRtEngine::read_io_table() {
     }
     const nvinfer1::Dims shape = engine_->getTensorShape(name);
     if (shape.nbDims < 0) {
-      return Status(TTE_ERROR_INTERNAL, "TensorRT reports no rank for tensor '" + tensor.name + "'");
+      return Status(TTE_ERROR_INTERNAL,
+                    "TensorRT reports no rank for tensor '" + tensor.name + "'");
     }
     tensor.rank = shape.nbDims;
     tensor.is_shape_tensor = engine_->isShapeInferenceIO(name);
@@ -299,17 +299,19 @@ Status TensorRtEngine::read_io_table() {
         const char* format = engine_->getTensorFormatDesc(name, p);
         return Status(TTE_ERROR_NOT_SUPPORTED,
                       "tensor '" + tensor.name + "' uses TensorRT format '" +
-                          (format != nullptr ? format : "?") + "' in profile " +
-                          std::to_string(p) +
+                          (format != nullptr ? format : "?") + "' in profile " + std::to_string(p) +
                           "; only linear (contiguous row-major) I/O is supported: build the "
                           "engine with linear I/O formats");
       }
     }
     if (tensor.is_input) {
       for (int32_t p = 0; p < num_profiles_; ++p) {
-        const nvinfer1::Dims min = engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kMIN);
-        const nvinfer1::Dims opt = engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kOPT);
-        const nvinfer1::Dims max = engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kMAX);
+        const nvinfer1::Dims min =
+            engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kMIN);
+        const nvinfer1::Dims opt =
+            engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kOPT);
+        const nvinfer1::Dims max =
+            engine_->getProfileShape(name, p, nvinfer1::OptProfileSelector::kMAX);
         ShapeRange range;
         if (min.nbDims == tensor.rank && opt.nbDims == tensor.rank && max.nbDims == tensor.rank) {
           range = {to_vector(min), to_vector(opt), to_vector(max)};
@@ -362,8 +364,8 @@ Status TensorRtEngine::attach_output_allocators() {
     for (const auto& context : contexts_) {
       const TensorRtErrorCapture capture;
       if (!context->setOutputAllocator(tensor.name.c_str(), allocators_[i].get())) {
-        return Status(TTE_ERROR_RUNTIME, "TensorRT refused an output allocator for '" + tensor.name +
-                                             "'" + tensorrt_reason());
+        return Status(TTE_ERROR_RUNTIME, "TensorRT refused an output allocator for '" +
+                                             tensor.name + "'" + tensorrt_reason());
       }
     }
   }
@@ -372,29 +374,32 @@ Status TensorRtEngine::attach_output_allocators() {
 
 Status TensorRtEngine::set_output_capacity(int32_t index, int64_t bytes) {
   if (static_cast<size_t>(index) >= allocators_.size() || allocators_[index] == nullptr) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "'" + (*io_)[index].name +
-                                                  "' is not a data-dependent output; only those take a capacity");
+    return Status(
+        TTE_ERROR_INVALID_ARGUMENT,
+        "'" + (*io_)[index].name + "' is not a data-dependent output; only those take a capacity");
   }
   allocators_[index]->set_capacity(bytes);
   return Status::Ok();
 }
 
-Status TensorRtEngine::output_result(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
-                                     void** out_data) const {
+Status TensorRtEngine::output_result(int32_t index, int64_t* dims, int32_t capacity,
+                                     int32_t* out_rank, void** out_data) const {
   if (static_cast<size_t>(index) >= allocators_.size() || allocators_[index] == nullptr) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "'" + (*io_)[index].name +
-                                                  "' is not a data-dependent output; ask get_output_shape");
+    return Status(
+        TTE_ERROR_INVALID_ARGUMENT,
+        "'" + (*io_)[index].name + "' is not a data-dependent output; ask get_output_shape");
   }
   const OutputAllocator& allocator = *allocators_[index];
   if (!allocator.has_shape()) {
-    return Status(TTE_ERROR_INVALID_STATE, "TensorRT reported no shape for output '" + (*io_)[index].name +
-                                               "' (IOutputAllocator::notifyShape was not called): enqueue first");
+    return Status(TTE_ERROR_INVALID_STATE,
+                  "TensorRT reported no shape for output '" + (*io_)[index].name +
+                      "' (IOutputAllocator::notifyShape was not called): enqueue first");
   }
   const std::vector<int64_t>& shape = allocator.shape();
   if (capacity < static_cast<int32_t>(shape.size())) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT, "output '" + (*io_)[index].name + "' has rank " +
-                                                  std::to_string(shape.size()) + ", more than the " +
-                                                  std::to_string(capacity) + " dims given room");
+    return Status(TTE_ERROR_INVALID_ARGUMENT,
+                  "output '" + (*io_)[index].name + "' has rank " + std::to_string(shape.size()) +
+                      ", more than the " + std::to_string(capacity) + " dims given room");
   }
   std::copy(shape.begin(), shape.end(), dims);
   *out_rank = static_cast<int32_t>(shape.size());
@@ -423,9 +428,9 @@ Status TensorRtEngine::find_data_dependent_outputs() {
     std::copy(max.begin(), max.end(), dims.d);
     const TensorRtErrorCapture capture;
     if (!contexts_.front()->setInputShape(tensor.name.c_str(), dims)) {
-      return Status(TTE_ERROR_INVALID_PROGRAM,
-                    "TensorRT refused the largest shape " + format_dims(max) +
-                        " of profile 0 for input '" + tensor.name + "'" + tensorrt_reason());
+      return Status(TTE_ERROR_INVALID_PROGRAM, "TensorRT refused the largest shape " +
+                                                   format_dims(max) + " of profile 0 for input '" +
+                                                   tensor.name + "'" + tensorrt_reason());
     }
   }
   for (IoTensor& tensor : *io_) {
@@ -441,9 +446,9 @@ Status TensorRtEngine::find_data_dependent_outputs() {
 Status TensorRtEngine::profile_shape(int32_t profile, int32_t input, int64_t* min_dims,
                                      int64_t* opt_dims, int64_t* max_dims) const {
   if (profile < 0 || profile >= num_profiles_) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "optimization profile " + std::to_string(profile) + " does not exist (the " +
-                      "engine has " + std::to_string(num_profiles_) + ")");
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "optimization profile " + std::to_string(profile) +
+                                                  " does not exist (the " + "engine has " +
+                                                  std::to_string(num_profiles_) + ")");
   }
   const IoTensor& tensor = (*io_)[input];
   if (!tensor.is_input) {
@@ -459,9 +464,9 @@ Status TensorRtEngine::profile_shape(int32_t profile, int32_t input, int64_t* mi
 
 Status TensorRtEngine::select_profile(int32_t profile, cudaStream_t stream) {
   if (profile < 0 || profile >= num_profiles_) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "optimization profile " + std::to_string(profile) + " does not exist (the " +
-                      "engine has " + std::to_string(num_profiles_) + ")");
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "optimization profile " + std::to_string(profile) +
+                                                  " does not exist (the " + "engine has " +
+                                                  std::to_string(num_profiles_) + ")");
   }
   // Each profile has its context, switched once at load: nothing to do on
   // `stream`.
@@ -478,9 +483,9 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
   }
   const std::string given = format_dims(dims, static_cast<size_t>(std::max(rank, 0)));
   if (rank != tensor.rank) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "input '" + tensor.name + "' has rank " + std::to_string(tensor.rank) +
-                      ", got shape " + given + " of rank " + std::to_string(rank));
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "input '" + tensor.name + "' has rank " +
+                                                  std::to_string(tensor.rank) + ", got shape " +
+                                                  given + " of rank " + std::to_string(rank));
   }
   nvinfer1::Dims shape{};
   shape.nbDims = rank;
@@ -489,10 +494,9 @@ Status TensorRtEngine::set_input_shape(int32_t index, const int64_t* dims, int32
   if (!context().setInputShape(tensor.name.c_str(), shape)) {
     const ShapeRange& range = tensor.profiles[profile_];
     return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "TensorRT refused shape " + given + " for input '" +
-                      tensor.name + "': optimization profile " + std::to_string(profile_) +
-                      " allows " + format_dims(range.min) + " to " + format_dims(range.max) +
-                      tensorrt_reason());
+                  "TensorRT refused shape " + given + " for input '" + tensor.name +
+                      "': optimization profile " + std::to_string(profile_) + " allows " +
+                      format_dims(range.min) + " to " + format_dims(range.max) + tensorrt_reason());
   }
   return Status::Ok();
 }

@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "native/runtime_pool.h"
 #include "common/status.h"
-#include "native/native_tensorrt_provider.h"
 #include "native/error_recorder.h"
+#include "native/native_tensorrt_provider.h"
 #include "native/output_allocator.h"
+#include "native/runtime_pool.h"
 #include "native/weight_streaming.h"
 
 namespace tte::native {
@@ -64,9 +64,8 @@ class TensorRtEngine {
  public:
   // Deserializes `plan` (only read during the call) on `runtime`'s device,
   // which is current. TTE_ERROR_NOT_ACCEPTED when TensorRT cannot read it.
-  static Status load(std::shared_ptr<DeviceRuntime> runtime,
-                     const ProviderEnvironment& environment, const void* plan,
-                     uint64_t plan_size, const LoadRequest& request,
+  static Status load(std::shared_ptr<DeviceRuntime> runtime, const ProviderEnvironment& environment,
+                     const void* plan, uint64_t plan_size, const LoadRequest& request,
                      std::unique_ptr<TensorRtEngine>* out);
   // Another handle on `source`'s ICudaEngine with contexts of its own.
   static Status share(const TensorRtEngine& source, bool user_managed_memory,
@@ -80,12 +79,11 @@ class TensorRtEngine {
   const IoTensor& io_tensor(int32_t index) const { return (*io_)[index]; }
   int32_t num_profiles() const { return num_profiles_; }
 
-  Status profile_shape(int32_t profile, int32_t input, int64_t* min_dims,
-                       int64_t* opt_dims, int64_t* max_dims) const;
+  Status profile_shape(int32_t profile, int32_t input, int64_t* min_dims, int64_t* opt_dims,
+                       int64_t* max_dims) const;
   Status select_profile(int32_t profile, cudaStream_t stream);
   Status set_input_shape(int32_t index, const int64_t* dims, int32_t rank);
-  Status tensor_shape(int32_t index, int64_t* dims, int32_t capacity,
-                      int32_t* out_rank) const;
+  Status tensor_shape(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank) const;
   Status set_tensor_address(int32_t index, void* address);
   // Data-dependent outputs (provider ABI 2): the bytes at the address set,
   // before an enqueue; the shape TensorRT notified and where the elements
@@ -101,8 +99,7 @@ class TensorRtEngine {
   bool capturable() const { return !streams_weights_; }
 
  private:
-  TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime,
-                 const ProviderEnvironment& environment);
+  TensorRtEngine(std::shared_ptr<DeviceRuntime> runtime, const ProviderEnvironment& environment);
 
   Status read_io_table();
   Status create_contexts();
@@ -122,7 +119,7 @@ class TensorRtEngine {
   std::vector<std::unique_ptr<OutputAllocator>> allocators_;
   std::vector<std::unique_ptr<ContextErrorRecorder>> recorders_;  // [profile], one per context
   std::vector<std::unique_ptr<nvinfer1::IExecutionContext>> contexts_;  // [profile]
-  int32_t profile_ = 0;  // the selected context
+  int32_t profile_ = 0;                                                 // the selected context
   std::shared_ptr<std::vector<IoTensor>> io_;  // read at load, shared by the handles
   int32_t num_profiles_ = 1;
   // Budget below the streamable size: enqueueV3 is then synchronous.

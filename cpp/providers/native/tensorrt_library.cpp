@@ -67,14 +67,13 @@ TensorRtVersion header_version() {
 std::string version_mismatch(const TensorRtVersion& found, const TensorRtVersion& built) {
   if (found.major != built.major) {
     return "it is TensorRT " + found.text() + ", and this provider needs TensorRT " +
-           std::to_string(built.major) + " (" + built.text() +
-           " or a later " + std::to_string(built.major) +
-           ".x): the C++ interfaces differ between major versions";
+           std::to_string(built.major) + " (" + built.text() + " or a later " +
+           std::to_string(built.major) + ".x): the C++ interfaces differ between major versions";
   }
   if (found.minor < built.minor) {
     return "it is TensorRT " + found.text() + ", older than the TensorRT " + built.text() +
-           " this provider was built against: install TensorRT " + built.text() +
-           " or a later " + std::to_string(built.major) + ".x";
+           " this provider was built against: install TensorRT " + built.text() + " or a later " +
+           std::to_string(built.major) + ".x";
   }
   return "";
 }
@@ -88,9 +87,8 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
     candidates.push_back({override_path, false});
   } else {
     if (!own_folder.empty()) {
-      for (const std::string& folder :
-           {own_folder + "../../tensorrt_libs/", own_folder + "../../tensorrt_lean_libs/",
-            own_folder}) {
+      for (const std::string& folder : {own_folder + "../../tensorrt_libs/",
+                                        own_folder + "../../tensorrt_lean_libs/", own_folder}) {
         folders.push_back(folder);
       }
       candidates.push_back({own_folder + "../../tensorrt_libs/" + full_name(), false});
@@ -143,8 +141,9 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
     auto version = reinterpret_cast<VersionFn>(dlsym(handle, "getInferLibVersion"));
     auto create = reinterpret_cast<CreateRuntimeFn>(dlsym(handle, "createInferRuntime_INTERNAL"));
     if (version == nullptr || create == nullptr) {
-      note(candidate.path + " is not a TensorRT runtime library (no getInferLibVersion and "
-                            "createInferRuntime_INTERNAL)");
+      note(candidate.path +
+           " is not a TensorRT runtime library (no getInferLibVersion and "
+           "createInferRuntime_INTERNAL)");
       continue;  // left loaded: closing a library TensorRT's may have touched is not worth it
     }
     const TensorRtVersion found = decode_tensorrt_version(version());
@@ -155,8 +154,8 @@ TensorRtLibrary TensorRtLibrary::search(const std::string& override_path,
     }
     // Where the loader found it (by_loader), resolved for messages.
     Dl_info info{};
-    const bool located = dladdr(reinterpret_cast<void*>(version), &info) != 0 &&
-                         info.dli_fname != nullptr;
+    const bool located =
+        dladdr(reinterpret_cast<void*>(version), &info) != 0 && info.dli_fname != nullptr;
     char* resolved = realpath(located ? info.dli_fname : candidate.path.c_str(), nullptr);
     library.path_ = resolved != nullptr ? resolved : candidate.path;
     std::free(resolved);
@@ -199,8 +198,8 @@ const TensorRtLibrary& TensorRtLibrary::get() {
     const std::string mismatch = version_mismatch(linked.version_, header_version());
     if (!mismatch.empty()) {
       linked.create_ = nullptr;
-      linked.why_not_found_ = "the linked TensorRT library " + linked.path_ + " cannot be used: " +
-                              mismatch;
+      linked.why_not_found_ =
+          "the linked TensorRT library " + linked.path_ + " cannot be used: " + mismatch;
     }
     return linked;
 #else
@@ -220,7 +219,8 @@ const TensorRtLibrary& TensorRtLibrary::get() {
 
 std::string TensorRtLibrary::describe() const {
   if (!found()) {
-    return why_not_found_ + ": " + tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, false);
+    return why_not_found_ + ": " +
+           tensorrt_install_hint(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, false);
   }
   return "TensorRT " + version_.text() + (lean_ ? " lean runtime" : "") + " from " + path_ +
          " (provider built against TensorRT " + header_version().text() + " headers)";

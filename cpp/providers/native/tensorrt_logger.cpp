@@ -61,8 +61,8 @@ TensorRtErrorCapture::~TensorRtErrorCapture() { --t_captures; }
 
 const std::string& TensorRtLogger::thread_error() { return t_last_error; }
 
-void log_line(const ProviderEnvironment& environment, TteLogLevel level,
-              const char* file, int line, const char* format, ...) {
+void log_line(const ProviderEnvironment& environment, TteLogLevel level, const char* file, int line,
+              const char* format, ...) {
   char text[1024];
   va_list args;
   va_start(args, format);

@@ -18,8 +18,7 @@ namespace tte::native {
 
 class TensorRtLogger final : public nvinfer1::ILogger {
  public:
-  explicit TensorRtLogger(const ProviderEnvironment& environment)
-      : environment_(environment) {}
+  explicit TensorRtLogger(const ProviderEnvironment& environment) : environment_(environment) {}
 
   void log(Severity severity, const char* message) noexcept override;
 
@@ -43,9 +42,8 @@ class TensorRtErrorCapture {
 };
 
 // A line of the provider's own, printf-style, through the host's log.
-void log_line(const ProviderEnvironment& environment, TteLogLevel level,
-              const char* file, int line, const char* format, ...)
-    __attribute__((format(printf, 5, 6)));
+void log_line(const ProviderEnvironment& environment, TteLogLevel level, const char* file, int line,
+              const char* format, ...) __attribute__((format(printf, 5, 6)));
 
 // " (TensorRT: <last error>)" when TensorRT logged an error on this thread,
 // else "", to append to a failure message.
@@ -53,10 +51,9 @@ std::string tensorrt_reason();
 
 }  // namespace tte::native
 
-#define TTE_NATIVE_LOG(environment, level, ...)                           \
-  do {                                                                    \
-    if ((environment).log_enabled(TTE_LOG_##level)) {                     \
-      ::tte::native::log_line((environment), TTE_LOG_##level, __FILE__,   \
-                              __LINE__, __VA_ARGS__);                     \
-    }                                                                     \
+#define TTE_NATIVE_LOG(environment, level, ...)                                                 \
+  do {                                                                                          \
+    if ((environment).log_enabled(TTE_LOG_##level)) {                                           \
+      ::tte::native::log_line((environment), TTE_LOG_##level, __FILE__, __LINE__, __VA_ARGS__); \
+    }                                                                                           \
   } while (0)

@@ -16,7 +16,8 @@ void load_builtin_plugins(const TensorRtLibrary& library, const ProviderEnvironm
     }
     const std::string name = "libnvinfer_plugin.so." + std::to_string(NV_TENSORRT_MAJOR);
     const size_t slash = library.path().rfind('/');
-    std::string path = slash == std::string::npos ? name : library.path().substr(0, slash + 1) + name;
+    std::string path =
+        slash == std::string::npos ? name : library.path().substr(0, slash + 1) + name;
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr && path != name) {
       path = name;

@@ -33,8 +33,8 @@ template <typename Engine, typename = void>
 struct HasWeightStreamingV2 : std::false_type {};
 template <typename Engine>
 struct HasWeightStreamingV2<
-    Engine, std::void_t<decltype(std::declval<Engine&>().setWeightStreamingBudgetV2(
-                            int64_t{}))>> : std::true_type {};
+    Engine, std::void_t<decltype(std::declval<Engine&>().setWeightStreamingBudgetV2(int64_t{}))>>
+    : std::true_type {};
 
 // Sets `*streaming` when weights stay in host memory and stream in.
 template <typename Engine>
@@ -42,9 +42,9 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
                     const ProviderEnvironment& environment, bool* streaming) {
   *streaming = false;
   if (request.has_budget && request.budget < 0) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "weight_streaming_budget must be a byte count >= 0, got " +
-                      std::to_string(request.budget));
+    return Status(
+        TTE_ERROR_INVALID_ARGUMENT,
+        "weight_streaming_budget must be a byte count >= 0, got " + std::to_string(request.budget));
   }
   if constexpr (!HasWeightStreamingV2<Engine>::value) {
     if (request.has_budget) {
@@ -74,8 +74,8 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
       if (!engine.setWeightStreamingBudgetV2(budget)) {
         return Status(TTE_ERROR_RUNTIME,
                       "TensorRT refused a weight streaming budget of " + std::to_string(budget) +
-                          " bytes (streamable weights: " + std::to_string(streamable) +
-                          " bytes)" + tensorrt_reason());
+                          " bytes (streamable weights: " + std::to_string(streamable) + " bytes)" +
+                          tensorrt_reason());
       }
     }
     // "Returns getStreamableWeightsSize() if weight streaming is disabled"
@@ -85,8 +85,7 @@ Status apply_budget(Engine& engine, const WeightStreamingRequest& request,
     TTE_NATIVE_LOG(environment, INFO,
                    "weight streaming: budget %lld of %lld streamable bytes (%s), scratch %lld "
                    "bytes",
-                   static_cast<long long>(applied),
-                   static_cast<long long>(streamable),
+                   static_cast<long long>(applied), static_cast<long long>(streamable),
                    request.has_budget ? "requested" : "TensorRT's default",
                    static_cast<long long>(engine.getWeightStreamingScratchMemorySize()));
     return Status::Ok();

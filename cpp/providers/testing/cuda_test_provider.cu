@@ -43,7 +43,9 @@ struct Arith {
 
 template <>
 struct Arith<__half> {
-  __device__ static __half add(__half a, __half b) { return __float2half_rn(__half2float(a) + __half2float(b)); }
+  __device__ static __half add(__half a, __half b) {
+    return __float2half_rn(__half2float(a) + __half2float(b));
+  }
   __device__ static __half one() { return __float2half_rn(1.0f); }
 };
 
@@ -55,7 +57,9 @@ struct Arith<__nv_bfloat16> {
   __device__ static __nv_bfloat16 one() { return __float2bfloat16_rn(1.0f); }
 };
 
-__device__ inline int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ inline int64_t first_index() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
 __device__ inline int64_t stride() { return static_cast<int64_t>(blockDim.x) * gridDim.x; }
 
 template <typename T>
@@ -123,16 +127,35 @@ struct Tag {
 template <typename F>
 bool visit_arithmetic(int32_t scalar_type, F&& f) {
   switch (scalar_type) {
-    case kByte: f(Tag<uint8_t>{}); return true;
-    case kChar: f(Tag<int8_t>{}); return true;
-    case kShort: f(Tag<int16_t>{}); return true;
-    case kInt: f(Tag<int32_t>{}); return true;
-    case kLong: f(Tag<int64_t>{}); return true;
-    case kHalf: f(Tag<__half>{}); return true;
-    case kFloat: f(Tag<float>{}); return true;
-    case kDouble: f(Tag<double>{}); return true;
-    case kBFloat16: f(Tag<__nv_bfloat16>{}); return true;
-    default: return false;
+    case kByte:
+      f(Tag<uint8_t>{});
+      return true;
+    case kChar:
+      f(Tag<int8_t>{});
+      return true;
+    case kShort:
+      f(Tag<int16_t>{});
+      return true;
+    case kInt:
+      f(Tag<int32_t>{});
+      return true;
+    case kLong:
+      f(Tag<int64_t>{});
+      return true;
+    case kHalf:
+      f(Tag<__half>{});
+      return true;
+    case kFloat:
+      f(Tag<float>{});
+      return true;
+    case kDouble:
+      f(Tag<double>{});
+      return true;
+    case kBFloat16:
+      f(Tag<__nv_bfloat16>{});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -141,7 +164,8 @@ unsigned blocks_for(int64_t n) {
 }
 
 std::string cuda_message(const char* call, cudaError_t status) {
-  return std::string(call) + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
+  return std::string(call) + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) +
+         ")";
 }
 
 class CudaEngine : public Engine {
@@ -159,17 +183,20 @@ class CudaEngine : public Engine {
  protected:
   TteStatus check_address(int32_t index, void* address, TteError* error) override {
     const TensorSpec& spec = plan().tensors[index];
-    std::string what = "set_tensor_address: '" + spec.name + "' (index " + std::to_string(index) + ")";
+    std::string what =
+        "set_tensor_address: '" + spec.name + "' (index " + std::to_string(index) + ")";
     cudaPointerAttributes attributes{};
     cudaError_t status = cudaPointerGetAttributes(&attributes, address);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      return set_error(error, TTE_ERROR_INVALID_ARGUMENT, what + ": " + cuda_message("cudaPointerGetAttributes", status));
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                       what + ": " + cuda_message("cudaPointerGetAttributes", status));
     }
     if (attributes.type == cudaMemoryTypeUnregistered && !pageable_ok_) {
-      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                       what + " is pageable host memory; provider " + provider_ +
-                           " needs device memory (or pinned or managed memory): stage host tensors");
+      return set_error(
+          error, TTE_ERROR_INVALID_ARGUMENT,
+          what + " is pageable host memory; provider " + provider_ +
+              " needs device memory (or pinned or managed memory): stage host tensors");
     }
     if (attributes.type == cudaMemoryTypeDevice && attributes.device != device_) {
       return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
@@ -217,25 +244,36 @@ void set_up_memory(CudaEngine* engine, const LoadOptions& load, std::shared_ptr<
   engine->shared = std::move(weights);
   engine->set_user_managed(load.user_managed_device_memory);
   if (!load.user_managed_device_memory) {
-    engine->set_own_scratch(device_block(engine->max_scratch(), engine->device(), record_own_scratch_bytes),
-                            engine->max_scratch());
+    engine->set_own_scratch(
+        device_block(engine->max_scratch(), engine->device(), record_own_scratch_bytes),
+        engine->max_scratch());
   }
 }
 
 // The kernels a plan launches, so they are loaded at deserialize (CUDA loads
 // modules lazily) and not during a stream capture.
 TteStatus preload_kernels(const Plan& plan, TteError* error) {
-  const void* kernels[3] = {reinterpret_cast<const void*>(null_kernel), nullptr,
-                            plan.spin_us > 0 ? reinterpret_cast<const void*>(spin_kernel) : nullptr};
+  const void* kernels[3] = {
+      reinterpret_cast<const void*>(null_kernel), nullptr,
+      plan.spin_us > 0 ? reinterpret_cast<const void*>(spin_kernel) : nullptr};
   if (plan.op != Op::kNull && plan.op != Op::kIdentity) {
     visit_arithmetic(plan.tensors[plan.inputs[0]].dtype->scalar_type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       switch (plan.op) {
-        case Op::kAddOne: kernels[1] = reinterpret_cast<const void*>(add_one_kernel<T>); break;
-        case Op::kAdd: kernels[1] = reinterpret_cast<const void*>(add_kernel<T>); break;
-        case Op::kKvUpdate: kernels[1] = reinterpret_cast<const void*>(kv_update_kernel<T>); break;
-        case Op::kKeepPositive: kernels[1] = reinterpret_cast<const void*>(keep_positive_kernel<T>); break;
-        default: break;
+        case Op::kAddOne:
+          kernels[1] = reinterpret_cast<const void*>(add_one_kernel<T>);
+          break;
+        case Op::kAdd:
+          kernels[1] = reinterpret_cast<const void*>(add_kernel<T>);
+          break;
+        case Op::kKvUpdate:
+          kernels[1] = reinterpret_cast<const void*>(kv_update_kernel<T>);
+          break;
+        case Op::kKeepPositive:
+          kernels[1] = reinterpret_cast<const void*>(keep_positive_kernel<T>);
+          break;
+        default:
+          break;
       }
     });
   }
@@ -245,19 +283,22 @@ TteStatus preload_kernels(const Plan& plan, TteError* error) {
     cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      return set_error(error, TTE_ERROR_RUNTIME,
-                       "deserialize: loading the test kernels failed (built for sm_75 and sm_90 with PTX): " +
-                           cuda_message("cudaFuncGetAttributes", status));
+      return set_error(
+          error, TTE_ERROR_RUNTIME,
+          "deserialize: loading the test kernels failed (built for sm_75 and sm_90 with PTX): " +
+              cuda_message("cudaFuncGetAttributes", status));
     }
   }
   return TTE_OK;
 }
 
-TteStatus cuda_deserialize(void* user_data, const void* plan, uint64_t plan_size, const TteEngineLoadOptions* options,
-                           TteEngine** out_engine, TteError* error) {
+TteStatus cuda_deserialize(void* user_data, const void* plan, uint64_t plan_size,
+                           const TteEngineLoadOptions* options, TteEngine** out_engine,
+                           TteError* error) {
   const char* provider = static_cast<const char*>(user_data);
   return guarded(error, [&]() -> TteStatus {
-    if (out_engine == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "deserialize: out_engine is NULL");
+    if (out_engine == nullptr)
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "deserialize: out_engine is NULL");
     *out_engine = nullptr;
     Plan parsed;
     if (TteStatus s = parse_for_deserialize(provider, plan, plan_size, &parsed, error)) return s;
@@ -266,26 +307,31 @@ TteStatus cuda_deserialize(void* user_data, const void* plan, uint64_t plan_size
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || count == 0) {
       cudaGetLastError();
-      std::string cause = status != cudaSuccess ? cuda_message("cudaGetDeviceCount", status) : "cudaGetDeviceCount: 0";
+      std::string cause = status != cudaSuccess ? cuda_message("cudaGetDeviceCount", status)
+                                                : "cudaGetDeviceCount: 0";
       return set_error(error, TTE_ERROR_NO_DEVICE,
-                       std::string("no CUDA device: provider ") + provider + " needs an NVIDIA GPU (" + cause + ")");
+                       std::string("no CUDA device: provider ") + provider +
+                           " needs an NVIDIA GPU (" + cause + ")");
     }
     LoadOptions load = read_load_options(options);
     if (load.device_id < 0 || load.device_id >= count) {
       return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                       "deserialize: device_id " + std::to_string(load.device_id) + " is out of range; this machine has " +
-                           std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s"));
+                       "deserialize: device_id " + std::to_string(load.device_id) +
+                           " is out of range; this machine has " + std::to_string(count) +
+                           " CUDA device" + (count == 1 ? "" : "s"));
     }
     int current = -1;
     status = cudaGetDevice(&current);
-    if (status != cudaSuccess) return set_error(error, TTE_ERROR_RUNTIME, cuda_message("cudaGetDevice", status));
+    if (status != cudaSuccess)
+      return set_error(error, TTE_ERROR_RUNTIME, cuda_message("cudaGetDevice", status));
     if (current != load.device_id) {
       return set_error(error, TTE_ERROR_INVALID_STATE,
                        "deserialize: the engine's device " + std::to_string(load.device_id) +
                            " is not current (device " + std::to_string(current) +
                            " is); make it current before deserialize");
     }
-    if (!parsed.fail_deserialize.empty()) return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
+    if (!parsed.fail_deserialize.empty())
+      return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
     if (TteStatus s = preload_kernels(parsed, error)) return s;
 
     int integrated = 0;
@@ -311,21 +357,24 @@ TteStatus launch_keep_positive(CudaEngine& engine, cudaStream_t stream, TteError
   const int32_t in = plan.inputs[0];
   const int32_t out = plan.outputs[0];
   const int device = engine.device();
-  void* y = engine.output_memory(out, engine.request_bytes(out),
-                                 [device](int64_t bytes) { return device_block(bytes, device, record_nothing); });
+  void* y = engine.output_memory(out, engine.request_bytes(out), [device](int64_t bytes) {
+    return device_block(bytes, device, record_nothing);
+  });
   if (engine.count == nullptr) engine.count = device_block(sizeof(int64_t), device, record_nothing);
   auto* count = static_cast<int64_t*>(engine.count.get());
   visit_arithmetic(plan.tensors[in].dtype->scalar_type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    keep_positive_kernel<T><<<1, 1, 0, stream>>>(static_cast<const T*>(engine.bound(in)), engine.numel(in),
-                                                 static_cast<T*>(y), count);
+    keep_positive_kernel<T><<<1, 1, 0, stream>>>(static_cast<const T*>(engine.bound(in)),
+                                                 engine.numel(in), static_cast<T*>(y), count);
   });
   int64_t host_count = 0;
-  cudaError_t status = cudaMemcpyAsync(&host_count, count, sizeof(host_count), cudaMemcpyDeviceToHost, stream);
+  cudaError_t status =
+      cudaMemcpyAsync(&host_count, count, sizeof(host_count), cudaMemcpyDeviceToHost, stream);
   if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    return set_error(error, TTE_ERROR_RUNTIME, "enqueue: keep_positive: " + cuda_message("reading the count", status));
+    return set_error(error, TTE_ERROR_RUNTIME,
+                     "enqueue: keep_positive: " + cuda_message("reading the count", status));
   }
   engine.set_result(out, host_count, y);
   return TTE_OK;
@@ -335,7 +384,8 @@ TteStatus launch(CudaEngine& engine, cudaStream_t stream, TteError* error) {
   const Plan& plan = engine.plan();
   const std::vector<int32_t>& in = plan.inputs;
   const std::vector<int32_t>& out = plan.outputs;
-  if (plan.spin_us > 0) spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(plan.spin_us) * 1000);
+  if (plan.spin_us > 0)
+    spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(plan.spin_us) * 1000);
   switch (plan.op) {
     case Op::kNull:
       null_kernel<<<1, 1, 0, stream>>>();
@@ -345,13 +395,15 @@ TteStatus launch(CudaEngine& engine, cudaStream_t stream, TteError* error) {
       break;
     case Op::kIdentity:
       for (size_t k = 0; k < in.size(); ++k) {
-        size_t bytes = static_cast<size_t>(engine.numel(out[k])) * plan.tensors[out[k]].dtype->element_size;
+        size_t bytes =
+            static_cast<size_t>(engine.numel(out[k])) * plan.tensors[out[k]].dtype->element_size;
         if (bytes == 0 || engine.bound(out[k]) == engine.bound(in[k])) continue;
-        cudaError_t status =
-            cudaMemcpyAsync(engine.bound(out[k]), engine.bound(in[k]), bytes, cudaMemcpyDefault, stream);
+        cudaError_t status = cudaMemcpyAsync(engine.bound(out[k]), engine.bound(in[k]), bytes,
+                                             cudaMemcpyDefault, stream);
         if (status != cudaSuccess) {
           cudaGetLastError();
-          return set_error(error, TTE_ERROR_RUNTIME, "enqueue: " + cuda_message("cudaMemcpyAsync", status));
+          return set_error(error, TTE_ERROR_RUNTIME,
+                           "enqueue: " + cuda_message("cudaMemcpyAsync", status));
         }
       }
       break;
@@ -363,14 +415,19 @@ TteStatus launch(CudaEngine& engine, cudaStream_t stream, TteError* error) {
         auto ptr = [&](int32_t index) { return static_cast<T*>(engine.bound(index)); };
         if (plan.op == Op::kAddOne) {
           int64_t n = engine.numel(out[0]);
-          if (n > 0) add_one_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(out[0]), n);
+          if (n > 0)
+            add_one_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(out[0]), n);
         } else if (plan.op == Op::kAdd) {
           int64_t n = engine.numel(out[0]);
-          if (n > 0) add_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(in[1]), ptr(out[0]), n);
+          if (n > 0)
+            add_kernel<T>
+                <<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(in[1]), ptr(out[0]), n);
         } else {
           int64_t n = engine.numel(in[0]);
           T* y = out.size() > 1 ? ptr(out[1]) : nullptr;
-          if (n > 0) kv_update_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(in[1]), y, n);
+          if (n > 0)
+            kv_update_kernel<T>
+                <<<blocks_for(n), kThreads, 0, stream>>>(ptr(in[0]), ptr(in[1]), y, n);
         }
       });
       break;
@@ -380,7 +437,8 @@ TteStatus launch(CudaEngine& engine, cudaStream_t stream, TteError* error) {
   if (const int64_t need = engine.scratch_needed(); need > 0) {
     cudaMemsetAsync(engine.scratch(), 0xA5, static_cast<size_t>(need), stream);
     if (!out.empty()) {
-      const int64_t bytes = std::max<int64_t>(0, engine.numel(out[0]) * plan.tensors[out[0]].dtype->element_size);
+      const int64_t bytes =
+          std::max<int64_t>(0, engine.numel(out[0]) * plan.tensors[out[0]].dtype->element_size);
       const size_t n = static_cast<size_t>(std::min(bytes, need));
       if (n > 0 && engine.bound(out[0]) != nullptr) {
         cudaMemcpyAsync(engine.scratch(), engine.bound(out[0]), n, cudaMemcpyDefault, stream);
@@ -390,24 +448,27 @@ TteStatus launch(CudaEngine& engine, cudaStream_t stream, TteError* error) {
   }
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) {
-    return set_error(error, TTE_ERROR_RUNTIME, std::string("enqueue: launching op '") + op_name(plan.op) +
-                                                   "' failed: " + cuda_message("kernel launch", status));
+    return set_error(error, TTE_ERROR_RUNTIME,
+                     std::string("enqueue: launching op '") + op_name(plan.op) +
+                         "' failed: " + cuda_message("kernel launch", status));
   }
   return TTE_OK;
 }
 
 TteStatus cuda_enqueue(TteEngine* handle, void* stream, TteError* error) {
-  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (handle == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
   return guarded(error, [&]() -> TteStatus {
     auto* engine = static_cast<CudaEngine*>(from_handle(handle));
     if (TteStatus s = engine->prepare_enqueue(error)) return s;
     int current = -1;
     cudaError_t status = cudaGetDevice(&current);
-    if (status != cudaSuccess) return set_error(error, TTE_ERROR_RUNTIME, cuda_message("cudaGetDevice", status));
+    if (status != cudaSuccess)
+      return set_error(error, TTE_ERROR_RUNTIME, cuda_message("cudaGetDevice", status));
     if (current != engine->device()) {
       return set_error(error, TTE_ERROR_INVALID_STATE,
-                       "enqueue: the engine runs on device " + std::to_string(engine->device()) + " but device " +
-                           std::to_string(current) + " is current");
+                       "enqueue: the engine runs on device " + std::to_string(engine->device()) +
+                           " but device " + std::to_string(current) + " is current");
     }
     if (TteStatus s = launch(*engine, static_cast<cudaStream_t>(stream), error)) return s;
     record_enqueue(stream);
@@ -417,15 +478,17 @@ TteStatus cuda_enqueue(TteEngine* handle, void* stream, TteError* error) {
 
 TteStatus cuda_create_execution_context(TteEngine* handle, const TteEngineLoadOptions* options,
                                         TteEngine** out_engine, TteError* error) {
-  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (handle == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
   if (out_engine == nullptr) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "create_execution_context: out_engine is NULL");
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "create_execution_context: out_engine is NULL");
   }
   *out_engine = nullptr;
   return guarded(error, [&]() -> TteStatus {
     const auto* source = static_cast<const CudaEngine*>(from_handle(handle));
-    std::unique_ptr<CudaEngine> engine(
-        new CudaEngine(source->plan(), source->provider(), source->device(), source->pageable_ok()));
+    std::unique_ptr<CudaEngine> engine(new CudaEngine(source->plan(), source->provider(),
+                                                      source->device(), source->pageable_ok()));
     set_up_memory(engine.get(), read_load_options(options), source->shared);
     *out_engine = to_handle(engine.release());
     record_execution_context();

@@ -60,7 +60,8 @@ Half to_half(float f) {
   if (magnitude >= 0x7F800000u) {  // inf or NaN
     return {static_cast<uint16_t>(sign | (magnitude > 0x7F800000u ? 0x7E00 : 0x7C00))};
   }
-  if (magnitude >= 0x477FF000u) return {static_cast<uint16_t>(sign | 0x7C00)};  // rounds to >= 65520
+  if (magnitude >= 0x477FF000u)
+    return {static_cast<uint16_t>(sign | 0x7C00)};  // rounds to >= 65520
   if (magnitude < 0x38800000u) {
     // Below 2^-14: a subnormal half, round(|f| * 2^24); 1024 is the smallest
     // normal, encoded the same way.
@@ -80,7 +81,8 @@ float to_float(BFloat16 b) { return float_from_bits(static_cast<uint32_t>(b.bits
 
 BFloat16 to_bfloat16(float f) {
   uint32_t bits = bits_of(f);
-  if ((bits & 0x7FFFFFFF) > 0x7F800000u) return {static_cast<uint16_t>((bits >> 16) | 0x40)};  // quiet NaN
+  if ((bits & 0x7FFFFFFF) > 0x7F800000u)
+    return {static_cast<uint16_t>((bits >> 16) | 0x40)};  // quiet NaN
   bits += 0x7FFF + ((bits >> 16) & 1);
   return {static_cast<uint16_t>(bits >> 16)};
 }
@@ -183,16 +185,26 @@ void run(Engine& engine) {
     return;
   }
   switch (plan.tensors[plan.inputs[0]].dtype->scalar_type) {
-    case kByte: return run_arithmetic<uint8_t>(engine);
-    case kChar: return run_arithmetic<int8_t>(engine);
-    case kShort: return run_arithmetic<int16_t>(engine);
-    case kInt: return run_arithmetic<int32_t>(engine);
-    case kLong: return run_arithmetic<int64_t>(engine);
-    case kHalf: return run_arithmetic<Half>(engine);
-    case kFloat: return run_arithmetic<float>(engine);
-    case kDouble: return run_arithmetic<double>(engine);
-    case kBFloat16: return run_arithmetic<BFloat16>(engine);
-    default: return;  // bool: the format allows it only for identity and null
+    case kByte:
+      return run_arithmetic<uint8_t>(engine);
+    case kChar:
+      return run_arithmetic<int8_t>(engine);
+    case kShort:
+      return run_arithmetic<int16_t>(engine);
+    case kInt:
+      return run_arithmetic<int32_t>(engine);
+    case kLong:
+      return run_arithmetic<int64_t>(engine);
+    case kHalf:
+      return run_arithmetic<Half>(engine);
+    case kFloat:
+      return run_arithmetic<float>(engine);
+    case kDouble:
+      return run_arithmetic<double>(engine);
+    case kBFloat16:
+      return run_arithmetic<BFloat16>(engine);
+    default:
+      return;  // bool: the format allows it only for identity and null
   }
 }
 
@@ -211,16 +223,35 @@ void run_keep_positive(Engine& engine) {
   const int64_t n = engine.numel(in);
   int64_t count = 0;
   switch (plan.tensors[in].dtype->scalar_type) {
-    case kByte: count = keep_positive(static_cast<const uint8_t*>(x), n, static_cast<uint8_t*>(y)); break;
-    case kChar: count = keep_positive(static_cast<const int8_t*>(x), n, static_cast<int8_t*>(y)); break;
-    case kShort: count = keep_positive(static_cast<const int16_t*>(x), n, static_cast<int16_t*>(y)); break;
-    case kInt: count = keep_positive(static_cast<const int32_t*>(x), n, static_cast<int32_t*>(y)); break;
-    case kLong: count = keep_positive(static_cast<const int64_t*>(x), n, static_cast<int64_t*>(y)); break;
-    case kHalf: count = keep_positive(static_cast<const Half*>(x), n, static_cast<Half*>(y)); break;
-    case kFloat: count = keep_positive(static_cast<const float*>(x), n, static_cast<float*>(y)); break;
-    case kDouble: count = keep_positive(static_cast<const double*>(x), n, static_cast<double*>(y)); break;
-    case kBFloat16: count = keep_positive(static_cast<const BFloat16*>(x), n, static_cast<BFloat16*>(y)); break;
-    default: break;  // bool: the format refuses it for keep_positive
+    case kByte:
+      count = keep_positive(static_cast<const uint8_t*>(x), n, static_cast<uint8_t*>(y));
+      break;
+    case kChar:
+      count = keep_positive(static_cast<const int8_t*>(x), n, static_cast<int8_t*>(y));
+      break;
+    case kShort:
+      count = keep_positive(static_cast<const int16_t*>(x), n, static_cast<int16_t*>(y));
+      break;
+    case kInt:
+      count = keep_positive(static_cast<const int32_t*>(x), n, static_cast<int32_t*>(y));
+      break;
+    case kLong:
+      count = keep_positive(static_cast<const int64_t*>(x), n, static_cast<int64_t*>(y));
+      break;
+    case kHalf:
+      count = keep_positive(static_cast<const Half*>(x), n, static_cast<Half*>(y));
+      break;
+    case kFloat:
+      count = keep_positive(static_cast<const float*>(x), n, static_cast<float*>(y));
+      break;
+    case kDouble:
+      count = keep_positive(static_cast<const double*>(x), n, static_cast<double*>(y));
+      break;
+    case kBFloat16:
+      count = keep_positive(static_cast<const BFloat16*>(x), n, static_cast<BFloat16*>(y));
+      break;
+    default:
+      break;  // bool: the format refuses it for keep_positive
   }
   engine.set_result(out, count, y);
 }
@@ -247,7 +278,8 @@ void set_up_memory(Engine* engine, const LoadOptions& load, std::shared_ptr<void
   engine->shared = std::move(weights);
   engine->set_user_managed(load.user_managed_device_memory);
   if (!load.user_managed_device_memory) {
-    engine->set_own_scratch(host_block(engine->max_scratch(), record_own_scratch_bytes), engine->max_scratch());
+    engine->set_own_scratch(host_block(engine->max_scratch(), record_own_scratch_bytes),
+                            engine->max_scratch());
   }
 }
 
@@ -269,13 +301,17 @@ void use_scratch(const Engine& engine) {
 }
 
 TteStatus host_deserialize(void* /*user_data*/, const void* plan, uint64_t plan_size,
-                           const TteEngineLoadOptions* options, TteEngine** out_engine, TteError* error) {
+                           const TteEngineLoadOptions* options, TteEngine** out_engine,
+                           TteError* error) {
   return guarded(error, [&]() -> TteStatus {
-    if (out_engine == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "deserialize: out_engine is NULL");
+    if (out_engine == nullptr)
+      return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "deserialize: out_engine is NULL");
     *out_engine = nullptr;
     Plan parsed;
-    if (TteStatus s = parse_for_deserialize(kProviderName, plan, plan_size, &parsed, error)) return s;
-    if (!parsed.fail_deserialize.empty()) return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
+    if (TteStatus s = parse_for_deserialize(kProviderName, plan, plan_size, &parsed, error))
+      return s;
+    if (!parsed.fail_deserialize.empty())
+      return set_error(error, TTE_ERROR_RUNTIME, parsed.fail_deserialize);
     LoadOptions load = read_load_options(options);
     const int64_t weight_bytes = parsed.weight_bytes;
     std::unique_ptr<Engine> engine(new Engine(std::move(parsed)));
@@ -287,7 +323,8 @@ TteStatus host_deserialize(void* /*user_data*/, const void* plan, uint64_t plan_
 }
 
 TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
-  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (handle == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
   return guarded(error, [&]() -> TteStatus {
     if (stream != nullptr) {
       return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
@@ -296,7 +333,8 @@ TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
     Engine* engine = from_handle(handle);
     if (TteStatus s = engine->prepare_enqueue(error)) return s;
     const ProfileInFlight in_flight(*engine);
-    if (engine->plan().spin_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(engine->plan().spin_us));
+    if (engine->plan().spin_us > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(engine->plan().spin_us));
     run(*engine);
     use_scratch(*engine);
     record_enqueue(stream);
@@ -306,9 +344,11 @@ TteStatus host_enqueue(TteEngine* handle, void* stream, TteError* error) {
 
 TteStatus host_create_execution_context(TteEngine* handle, const TteEngineLoadOptions* options,
                                         TteEngine** out_engine, TteError* error) {
-  if (handle == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (handle == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
   if (out_engine == nullptr) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "create_execution_context: out_engine is NULL");
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "create_execution_context: out_engine is NULL");
   }
   *out_engine = nullptr;
   return guarded(error, [&]() -> TteStatus {

@@ -54,7 +54,8 @@ Counters& counters() {
 // ---- The ABI functions both providers share --------------------------------
 
 TteStatus check_engine(TteEngine* engine, TteError* error) {
-  if (engine == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
+  if (engine == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "engine handle is NULL");
   return TTE_OK;
 }
 
@@ -66,7 +67,8 @@ TteStatus abi_num_io_tensors(TteEngine* engine, int32_t* out_count, TteError* er
 TteStatus abi_describe_io_tensor(TteEngine* engine, int32_t index, TteIoTensorDesc* out_desc,
                                  TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error, [&] { return from_handle(engine)->describe_io_tensor(index, out_desc, error); });
+  return guarded(error,
+                 [&] { return from_handle(engine)->describe_io_tensor(index, out_desc, error); });
 }
 
 TteStatus abi_num_profiles(TteEngine* engine, int32_t* out_count, TteError* error) {
@@ -74,15 +76,18 @@ TteStatus abi_num_profiles(TteEngine* engine, int32_t* out_count, TteError* erro
   return guarded(error, [&] { return from_handle(engine)->num_profiles(out_count, error); });
 }
 
-TteStatus abi_profile_shape(TteEngine* engine, int32_t profile, int32_t input_index, int64_t* min_dims,
-                            int64_t* opt_dims, int64_t* max_dims, TteError* error) {
+TteStatus abi_profile_shape(TteEngine* engine, int32_t profile, int32_t input_index,
+                            int64_t* min_dims, int64_t* opt_dims, int64_t* max_dims,
+                            TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
   return guarded(error, [&] {
-    return from_handle(engine)->profile_shape(profile, input_index, min_dims, opt_dims, max_dims, error);
+    return from_handle(engine)->profile_shape(profile, input_index, min_dims, opt_dims, max_dims,
+                                              error);
   });
 }
 
-TteStatus abi_select_profile(TteEngine* engine, int32_t profile, void* /*stream*/, TteError* error) {
+TteStatus abi_select_profile(TteEngine* engine, int32_t profile, void* /*stream*/,
+                             TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
   return guarded(error, [&] { return from_handle(engine)->select_profile(profile, error); });
 }
@@ -90,34 +95,42 @@ TteStatus abi_select_profile(TteEngine* engine, int32_t profile, void* /*stream*
 TteStatus abi_set_input_shape(TteEngine* engine, int32_t index, const int64_t* dims, int32_t rank,
                               TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error, [&] { return from_handle(engine)->set_input_shape(index, dims, rank, error); });
+  return guarded(error,
+                 [&] { return from_handle(engine)->set_input_shape(index, dims, rank, error); });
 }
 
 TteStatus abi_get_output_shape(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
                                int32_t* out_rank, TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error,
-                 [&] { return from_handle(engine)->get_output_shape(index, dims, capacity, out_rank, error); });
+  return guarded(error, [&] {
+    return from_handle(engine)->get_output_shape(index, dims, capacity, out_rank, error);
+  });
 }
 
 TteStatus abi_set_tensor_address(TteEngine* engine, int32_t index, void* address, TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error, [&] { return from_handle(engine)->set_tensor_address(index, address, error); });
+  return guarded(error,
+                 [&] { return from_handle(engine)->set_tensor_address(index, address, error); });
 }
 
-TteStatus abi_device_memory_size(TteEngine* engine, int32_t profile, int64_t* out_bytes, TteError* error) {
+TteStatus abi_device_memory_size(TteEngine* engine, int32_t profile, int64_t* out_bytes,
+                                 TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error, [&] { return from_handle(engine)->device_memory_size(profile, out_bytes, error); });
+  return guarded(
+      error, [&] { return from_handle(engine)->device_memory_size(profile, out_bytes, error); });
 }
 
 TteStatus abi_set_device_memory(TteEngine* engine, void* memory, int64_t bytes, TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error, [&] { return from_handle(engine)->set_device_memory(memory, bytes, error); });
+  return guarded(error,
+                 [&] { return from_handle(engine)->set_device_memory(memory, bytes, error); });
 }
 
-TteStatus abi_set_output_capacity(TteEngine* engine, int32_t index, int64_t bytes, TteError* error) {
+TteStatus abi_set_output_capacity(TteEngine* engine, int32_t index, int64_t bytes,
+                                  TteError* error) {
   if (TteStatus s = check_engine(engine, error)) return s;
-  return guarded(error, [&] { return from_handle(engine)->set_output_capacity(index, bytes, error); });
+  return guarded(error,
+                 [&] { return from_handle(engine)->set_output_capacity(index, bytes, error); });
 }
 
 TteStatus abi_get_output_result(TteEngine* engine, int32_t index, int64_t* dims, int32_t capacity,
@@ -146,15 +159,16 @@ TteStatus set_error(TteError* error, TteStatus code, const std::string& message)
   return code;
 }
 
-TteStatus parse_for_deserialize(const char* provider, const void* plan, uint64_t plan_size, Plan* out,
-                                TteError* error) {
+TteStatus parse_for_deserialize(const char* provider, const void* plan, uint64_t plan_size,
+                                Plan* out, TteError* error) {
   std::string message;
   switch (parse_plan(plan, plan_size, out, &message)) {
     case ParseStatus::kOk:
       return TTE_OK;
     case ParseStatus::kNotTestPlan:
-      return set_error(error, TTE_ERROR_NOT_ACCEPTED,
-                       std::string(provider) + " accepts only test-engine plans (magic TTE-TEST-ENGINE)");
+      return set_error(
+          error, TTE_ERROR_NOT_ACCEPTED,
+          std::string(provider) + " accepts only test-engine plans (magic TTE-TEST-ENGINE)");
     case ParseStatus::kInvalid:
       break;
   }
@@ -168,11 +182,13 @@ LoadOptions read_load_options(const TteEngineLoadOptions* options) {
   if (has(offsetof(TteEngineLoadOptions, device_id) + sizeof(options->device_id))) {
     out.device_id = options->device_id;
   }
-  if (has(offsetof(TteEngineLoadOptions, weight_streaming_budget) + sizeof(options->weight_streaming_budget))) {
+  if (has(offsetof(TteEngineLoadOptions, weight_streaming_budget) +
+          sizeof(options->weight_streaming_budget))) {
     out.has_weight_streaming_budget = options->has_weight_streaming_budget != 0;
     out.weight_streaming_budget = options->weight_streaming_budget;
   }
-  if (has(offsetof(TteEngineLoadOptions, user_managed_device_memory) + sizeof(options->user_managed_device_memory))) {
+  if (has(offsetof(TteEngineLoadOptions, user_managed_device_memory) +
+          sizeof(options->user_managed_device_memory))) {
     out.user_managed_device_memory = options->user_managed_device_memory != 0;
   }
   return out;
@@ -213,8 +229,8 @@ TteStatus Engine::set_output_capacity(int32_t index, int64_t bytes, TteError* er
   return TTE_OK;
 }
 
-TteStatus Engine::get_output_result(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
-                                    void** out_data, TteError* error) const {
+TteStatus Engine::get_output_result(int32_t index, int64_t* dims, int32_t capacity,
+                                    int32_t* out_rank, void** out_data, TteError* error) const {
   if (TteStatus s = check_index(index, "get_output_result", error)) return s;
   if (!data_dependent(index)) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
@@ -227,8 +243,9 @@ TteStatus Engine::get_output_result(int32_t index, int64_t* dims, int32_t capaci
                          " has no result: enqueue first");
   }
   if (out_rank == nullptr || out_data == nullptr || dims == nullptr || capacity < 1) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "get_output_result: out_rank, out_data or dims is NULL, or dims holds less than rank 1");
+    return set_error(
+        error, TTE_ERROR_INVALID_ARGUMENT,
+        "get_output_result: out_rank, out_data or dims is NULL, or dims holds less than rank 1");
   }
   *out_rank = 1;
   dims[0] = result_count_[index];
@@ -261,21 +278,25 @@ void Engine::set_result(int32_t index, int64_t count, void* data) {
 TteStatus Engine::check_index(int32_t index, const char* call, TteError* error) const {
   if (index < 0 || index >= static_cast<int32_t>(plan_.tensors.size())) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     std::string(call) + ": I/O index " + std::to_string(index) + " is out of range; the engine has " +
+                     std::string(call) + ": I/O index " + std::to_string(index) +
+                         " is out of range; the engine has " +
                          std::to_string(plan_.tensors.size()) + " I/O tensors");
   }
   return TTE_OK;
 }
 
 TteStatus Engine::num_io_tensors(int32_t* out_count, TteError* error) const {
-  if (out_count == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "num_io_tensors: out_count is NULL");
+  if (out_count == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "num_io_tensors: out_count is NULL");
   *out_count = static_cast<int32_t>(plan_.tensors.size());
   return TTE_OK;
 }
 
-TteStatus Engine::describe_io_tensor(int32_t index, TteIoTensorDesc* out_desc, TteError* error) const {
+TteStatus Engine::describe_io_tensor(int32_t index, TteIoTensorDesc* out_desc,
+                                     TteError* error) const {
   if (TteStatus s = check_index(index, "describe_io_tensor", error)) return s;
-  if (out_desc == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "describe_io_tensor: out_desc is NULL");
+  if (out_desc == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "describe_io_tensor: out_desc is NULL");
   const TensorSpec& spec = plan_.tensors[index];
   out_desc->name = spec.name.c_str();
   out_desc->is_input = spec.is_input ? 1 : 0;
@@ -287,23 +308,25 @@ TteStatus Engine::describe_io_tensor(int32_t index, TteIoTensorDesc* out_desc, T
 }
 
 TteStatus Engine::num_profiles(int32_t* out_count, TteError* error) const {
-  if (out_count == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "num_profiles: out_count is NULL");
+  if (out_count == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "num_profiles: out_count is NULL");
   *out_count = plan_.num_profiles;
   return TTE_OK;
 }
 
-TteStatus Engine::profile_shape(int32_t profile, int32_t input_index, int64_t* min_dims, int64_t* opt_dims,
-                                int64_t* max_dims, TteError* error) const {
+TteStatus Engine::profile_shape(int32_t profile, int32_t input_index, int64_t* min_dims,
+                                int64_t* opt_dims, int64_t* max_dims, TteError* error) const {
   if (TteStatus s = check_index(input_index, "profile_shape", error)) return s;
   const TensorSpec& spec = plan_.tensors[input_index];
   if (!spec.is_input) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "profile_shape: " + describe(spec, input_index) + " is an output; profiles describe inputs");
+                     "profile_shape: " + describe(spec, input_index) +
+                         " is an output; profiles describe inputs");
   }
   if (profile < 0 || profile >= plan_.num_profiles) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "profile_shape: profile " + std::to_string(profile) + " is out of range; the engine has " +
-                         std::to_string(plan_.num_profiles));
+                     "profile_shape: profile " + std::to_string(profile) +
+                         " is out of range; the engine has " + std::to_string(plan_.num_profiles));
   }
   if (spec.rank > 0 && (min_dims == nullptr || opt_dims == nullptr || max_dims == nullptr)) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "profile_shape: a dims array is NULL");
@@ -318,8 +341,8 @@ TteStatus Engine::profile_shape(int32_t profile, int32_t input_index, int64_t* m
 TteStatus Engine::select_profile(int32_t profile, TteError* error) {
   if (profile < 0 || profile >= plan_.num_profiles) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "select_profile: profile " + std::to_string(profile) + " is out of range; the engine has " +
-                         std::to_string(plan_.num_profiles));
+                     "select_profile: profile " + std::to_string(profile) +
+                         " is out of range; the engine has " + std::to_string(plan_.num_profiles));
   }
   profile_ = profile;
   std::fill(shape_set_.begin(), shape_set_.end(), 0);
@@ -329,17 +352,19 @@ TteStatus Engine::select_profile(int32_t profile, TteError* error) {
   return TTE_OK;
 }
 
-TteStatus Engine::set_input_shape(int32_t index, const int64_t* dims, int32_t rank, TteError* error) {
+TteStatus Engine::set_input_shape(int32_t index, const int64_t* dims, int32_t rank,
+                                  TteError* error) {
   if (TteStatus s = check_index(index, "set_input_shape", error)) return s;
   const TensorSpec& spec = plan_.tensors[index];
   if (!spec.is_input) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "set_input_shape: " + describe(spec, index) + " is an output; set shapes of inputs");
+    return set_error(
+        error, TTE_ERROR_INVALID_ARGUMENT,
+        "set_input_shape: " + describe(spec, index) + " is an output; set shapes of inputs");
   }
   if (rank != spec.rank) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "set_input_shape: " + describe(spec, index) + " has rank " + std::to_string(spec.rank) +
-                         ", got " + std::to_string(rank) + " dims");
+                     "set_input_shape: " + describe(spec, index) + " has rank " +
+                         std::to_string(spec.rank) + ", got " + std::to_string(rank) + " dims");
   }
   if (rank > 0 && dims == nullptr) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "set_input_shape: dims is NULL");
@@ -347,10 +372,11 @@ TteStatus Engine::set_input_shape(int32_t index, const int64_t* dims, int32_t ra
   const ProfileDims& p = spec.profiles[profile_];
   for (int32_t d = 0; d < rank; ++d) {
     if (dims[d] < p.min[d] || dims[d] > p.max[d]) {
-      return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                       "set_input_shape: " + describe(spec, index) + " shape " + format_dims(dims, rank) +
-                           " is outside profile " + std::to_string(profile_) + ": dim " + std::to_string(d) +
-                           " must be in [" + std::to_string(p.min[d]) + ", " + std::to_string(p.max[d]) + "]");
+      return set_error(
+          error, TTE_ERROR_INVALID_ARGUMENT,
+          "set_input_shape: " + describe(spec, index) + " shape " + format_dims(dims, rank) +
+              " is outside profile " + std::to_string(profile_) + ": dim " + std::to_string(d) +
+              " must be in [" + std::to_string(p.min[d]) + ", " + std::to_string(p.max[d]) + "]");
     }
   }
   shapes_[index].assign(dims, dims + rank);
@@ -376,25 +402,30 @@ std::string Engine::unset_inputs() const {
   return names;
 }
 
-TteStatus Engine::get_output_shape(int32_t index, int64_t* dims, int32_t capacity, int32_t* out_rank,
-                                   TteError* error) const {
+TteStatus Engine::get_output_shape(int32_t index, int64_t* dims, int32_t capacity,
+                                   int32_t* out_rank, TteError* error) const {
   if (TteStatus s = check_index(index, "get_output_shape", error)) return s;
   const TensorSpec& spec = plan_.tensors[index];
   if (spec.is_input) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "get_output_shape: " + describe(spec, index) + " is an input; ask for an output");
+    return set_error(
+        error, TTE_ERROR_INVALID_ARGUMENT,
+        "get_output_shape: " + describe(spec, index) + " is an input; ask for an output");
   }
   std::string unset = unset_inputs();
   if (!unset.empty()) {
-    return set_error(error, TTE_ERROR_INVALID_STATE,
-                     "get_output_shape: set every input shape first (after select_profile too); not set: " + unset);
+    return set_error(
+        error, TTE_ERROR_INVALID_STATE,
+        "get_output_shape: set every input shape first (after select_profile too); not set: " +
+            unset);
   }
-  if (out_rank == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "get_output_shape: out_rank is NULL");
+  if (out_rank == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "get_output_shape: out_rank is NULL");
   *out_rank = spec.rank;
   if (capacity < spec.rank || (spec.rank > 0 && dims == nullptr)) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "get_output_shape: " + describe(spec, index) + " has rank " + std::to_string(spec.rank) +
-                         " but dims holds " + std::to_string(dims == nullptr ? 0 : capacity));
+                     "get_output_shape: " + describe(spec, index) + " has rank " +
+                         std::to_string(spec.rank) + " but dims holds " +
+                         std::to_string(dims == nullptr ? 0 : capacity));
   }
   const std::vector<int64_t>& shape = current_shape(index);
   std::copy(shape.begin(), shape.end(), dims);
@@ -417,8 +448,9 @@ TteStatus Engine::check_elementwise(int32_t output, int32_t input, TteError* err
   if (numel_[output] != numel_[input]) {
     return set_error(error, TTE_ERROR_RUNTIME,
                      std::string("enqueue: op '") + op_name(plan_.op) + "' is elementwise, but " +
-                         describe(plan_.tensors[output], output) + " has shape " + format_dims(current_shape(output)) +
-                         " and " + describe(plan_.tensors[input], input) + " has shape " +
+                         describe(plan_.tensors[output], output) + " has shape " +
+                         format_dims(current_shape(output)) + " and " +
+                         describe(plan_.tensors[input], input) + " has shape " +
                          format_dims(current_shape(input)));
   }
   return TTE_OK;
@@ -427,9 +459,10 @@ TteStatus Engine::check_elementwise(int32_t output, int32_t input, TteError* err
 TteStatus Engine::check_same_shape(int32_t a, int32_t b, TteError* error) const {
   if (shapes_[a] != shapes_[b]) {
     return set_error(error, TTE_ERROR_RUNTIME,
-                     std::string("enqueue: op '") + op_name(plan_.op) + "' needs inputs '" + plan_.tensors[a].name +
-                         "' and '" + plan_.tensors[b].name + "' of one shape, got " + format_dims(shapes_[a]) +
-                         " and " + format_dims(shapes_[b]));
+                     std::string("enqueue: op '") + op_name(plan_.op) + "' needs inputs '" +
+                         plan_.tensors[a].name + "' and '" + plan_.tensors[b].name +
+                         "' of one shape, got " + format_dims(shapes_[a]) + " and " +
+                         format_dims(shapes_[b]));
   }
   return TTE_OK;
 }
@@ -447,11 +480,12 @@ int64_t Engine::max_scratch() const {
 }
 
 TteStatus Engine::device_memory_size(int32_t profile, int64_t* out_bytes, TteError* error) const {
-  if (out_bytes == nullptr) return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "device_memory_size: out_bytes is NULL");
+  if (out_bytes == nullptr)
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "device_memory_size: out_bytes is NULL");
   if (profile < 0 || profile >= plan_.num_profiles) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
-                     "device_memory_size: profile " + std::to_string(profile) + " is out of range; the engine has " +
-                         std::to_string(plan_.num_profiles));
+                     "device_memory_size: profile " + std::to_string(profile) +
+                         " is out of range; the engine has " + std::to_string(plan_.num_profiles));
   }
   *out_bytes = plan_.scratch_bytes.empty() ? 0 : plan_.scratch_bytes[profile];
   return TTE_OK;
@@ -460,7 +494,8 @@ TteStatus Engine::device_memory_size(int32_t profile, int64_t* out_bytes, TteErr
 TteStatus Engine::set_device_memory(void* memory, int64_t bytes, TteError* error) {
   if (!user_managed_) {
     return set_error(error, TTE_ERROR_INVALID_STATE,
-                     "set_device_memory: the engine was loaded without user_managed_device_memory and has its own");
+                     "set_device_memory: the engine was loaded without user_managed_device_memory "
+                     "and has its own");
   }
   if (bytes < 0 || (memory == nullptr && bytes > 0)) {
     return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
@@ -468,7 +503,8 @@ TteStatus Engine::set_device_memory(void* memory, int64_t bytes, TteError* error
                          (memory == nullptr ? "NULL" : "an address"));
   }
   if (reinterpret_cast<uintptr_t>(memory) % 256 != 0) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "set_device_memory: the memory is not 256-byte aligned");
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "set_device_memory: the memory is not 256-byte aligned");
   }
   scratch_ = memory;
   scratch_size_ = bytes;
@@ -489,15 +525,19 @@ TteStatus Engine::prepare_enqueue(TteError* error) {
   }
   if (scratch_needed() > 0 && (scratch_ == nullptr || scratch_size_ < scratch_needed())) {
     return set_error(error, TTE_ERROR_INVALID_STATE,
-                     "enqueue: profile " + std::to_string(profile_) + " needs " + std::to_string(scratch_needed()) +
-                         " bytes of scratch memory; the engine has " + std::to_string(scratch_ ? scratch_size_ : 0) +
+                     "enqueue: profile " + std::to_string(profile_) + " needs " +
+                         std::to_string(scratch_needed()) +
+                         " bytes of scratch memory; the engine has " +
+                         std::to_string(scratch_ ? scratch_size_ : 0) +
                          (user_managed_ ? " (set_device_memory)" : ""));
   }
   if (!unset_inputs().empty()) {
     return set_error(error, TTE_ERROR_INVALID_STATE,
-                     "enqueue: set every input shape first (after select_profile too); not set: " + unset_inputs());
+                     "enqueue: set every input shape first (after select_profile too); not set: " +
+                         unset_inputs());
   }
-  for (size_t i = 0; i < plan_.tensors.size(); ++i) numel_[i] = product(current_shape(static_cast<int32_t>(i)));
+  for (size_t i = 0; i < plan_.tensors.size(); ++i)
+    numel_[i] = product(current_shape(static_cast<int32_t>(i)));
 
   for (size_t i = 0; i < plan_.tensors.size(); ++i) {
     const TensorSpec& spec = plan_.tensors[i];
@@ -536,10 +576,12 @@ TteStatus Engine::prepare_enqueue(TteError* error) {
       if (!(s = check_same_shape(in[0], in[1], error))) s = check_elementwise(out[0], in[0], error);
       break;
     case Op::kIdentity:
-      for (size_t k = 0; k < in.size() && s == TTE_OK; ++k) s = check_elementwise(out[k], in[k], error);
+      for (size_t k = 0; k < in.size() && s == TTE_OK; ++k)
+        s = check_elementwise(out[k], in[k], error);
       break;
     case Op::kKvUpdate:
-      if (!(s = check_same_shape(in[0], in[1], error)) && out.size() > 1) s = check_elementwise(out[1], in[0], error);
+      if (!(s = check_same_shape(in[0], in[1], error)) && out.size() > 1)
+        s = check_elementwise(out[1], in[0], error);
       break;
     case Op::kKeepPositive:
     case Op::kNull:
@@ -572,7 +614,8 @@ TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteEr
                         TteStatus (*enqueue)(TteEngine*, void*, TteError*)) {
   if (TteStatus s = check_engine(handle, error)) return s;
   if (call == nullptr || call->struct_size < offsetof(TteEngineExecution, stream) + sizeof(void*)) {
-    return set_error(error, TTE_ERROR_INVALID_ARGUMENT, "execute: the call is NULL or shorter than this provider reads");
+    return set_error(error, TTE_ERROR_INVALID_ARGUMENT,
+                     "execute: the call is NULL or shorter than this provider reads");
   }
   counters().executes.fetch_add(1, std::memory_order_relaxed);
   Engine* engine = from_handle(handle);
@@ -583,11 +626,14 @@ TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteEr
       }
       const int64_t* dims = call->input_dims;
       for (int32_t i = 0; i < call->num_inputs; ++i) {
-        if (TteStatus r = engine->set_input_shape(call->input_indices[i], dims, call->input_ranks[i], error)) return r;
+        if (TteStatus r =
+                engine->set_input_shape(call->input_indices[i], dims, call->input_ranks[i], error))
+          return r;
         dims += call->input_ranks[i];
       }
       for (int32_t o = 0; o < call->num_outputs; ++o) {
-        if (TteStatus r = engine->get_output_shape(call->output_indices[o], call->output_dims + o * TTE_MAX_RANK,
+        if (TteStatus r = engine->get_output_shape(call->output_indices[o],
+                                                   call->output_dims + o * TTE_MAX_RANK,
                                                    TTE_MAX_RANK, &call->output_ranks[o], error)) {
           return r;
         }
@@ -599,7 +645,9 @@ TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteEr
   if (call->steps & TTE_EXECUTE_ENQUEUE) {
     TteStatus s = guarded(error, [&]() -> TteStatus {
       for (int32_t t = 0; t < call->num_tensors; ++t) {
-        if (TteStatus r = engine->set_tensor_address(call->tensor_indices[t], call->addresses[t], error)) return r;
+        if (TteStatus r =
+                engine->set_tensor_address(call->tensor_indices[t], call->addresses[t], error))
+          return r;
       }
       return TTE_OK;
     });
@@ -612,18 +660,24 @@ TteStatus execute_steps(TteEngine* handle, const TteEngineExecution* call, TteEr
 void record_deserialize(const LoadOptions& options) {
   Counters& c = counters();
   c.last_device_id.store(options.device_id, std::memory_order_relaxed);
-  c.last_has_weight_streaming_budget.store(options.has_weight_streaming_budget ? 1 : 0, std::memory_order_relaxed);
+  c.last_has_weight_streaming_budget.store(options.has_weight_streaming_budget ? 1 : 0,
+                                           std::memory_order_relaxed);
   c.last_weight_streaming_budget.store(options.weight_streaming_budget, std::memory_order_relaxed);
   c.deserializes.fetch_add(1, std::memory_order_relaxed);
 }
 
-void record_execution_context() { counters().execution_contexts.fetch_add(1, std::memory_order_relaxed); }
-void record_weight_bytes(int64_t delta) { counters().live_weight_bytes.fetch_add(delta, std::memory_order_relaxed); }
+void record_execution_context() {
+  counters().execution_contexts.fetch_add(1, std::memory_order_relaxed);
+}
+void record_weight_bytes(int64_t delta) {
+  counters().live_weight_bytes.fetch_add(delta, std::memory_order_relaxed);
+}
 void record_own_scratch_bytes(int64_t delta) {
   counters().live_own_scratch_bytes.fetch_add(delta, std::memory_order_relaxed);
 }
 
-ProfileInFlight::ProfileInFlight(const Engine& engine) : key_(engine.shared.get()), profile_(engine.profile()) {
+ProfileInFlight::ProfileInFlight(const Engine& engine)
+    : key_(engine.shared.get()), profile_(engine.profile()) {
   Counters& c = counters();
   std::lock_guard<std::mutex> lock(c.in_flight_mutex);
   const uint64_t now = ++c.in_flight[{key_, profile_}];
@@ -664,8 +718,10 @@ TTE_TEST_PROVIDER_EXPORT void tte_test_provider_stats(TteTestProviderStats* out)
   stats.select_profiles = c.select_profiles.load(std::memory_order_relaxed);
   stats.last_stream = c.last_stream.load(std::memory_order_relaxed);
   stats.last_profile = c.last_profile.load(std::memory_order_relaxed);
-  stats.last_has_weight_streaming_budget = c.last_has_weight_streaming_budget.load(std::memory_order_relaxed);
-  stats.last_weight_streaming_budget = c.last_weight_streaming_budget.load(std::memory_order_relaxed);
+  stats.last_has_weight_streaming_budget =
+      c.last_has_weight_streaming_budget.load(std::memory_order_relaxed);
+  stats.last_weight_streaming_budget =
+      c.last_weight_streaming_budget.load(std::memory_order_relaxed);
   stats.executes = c.executes.load(std::memory_order_relaxed);
   stats.input_shapes_set = c.input_shapes_set.load(std::memory_order_relaxed);
   stats.execution_contexts = c.execution_contexts.load(std::memory_order_relaxed);

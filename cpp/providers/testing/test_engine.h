@@ -79,7 +79,9 @@ class Engine {
   TteStatus device_memory_size(int32_t profile, int64_t* out_bytes, TteError* error) const;
   TteStatus set_device_memory(void* memory, int64_t bytes, TteError* error);
   void* scratch() const { return scratch_; }
-  int64_t scratch_needed() const { return plan_.scratch_bytes.empty() ? 0 : plan_.scratch_bytes[profile_]; }
+  int64_t scratch_needed() const {
+    return plan_.scratch_bytes.empty() ? 0 : plan_.scratch_bytes[profile_];
+  }
   // The largest profile's scratch.
   int64_t max_scratch() const;
 

@@ -23,15 +23,15 @@ using nlohmann::json;
 // The kernels switch on these values without ExecuTorch's headers.
 using EtType = ::tte::ScalarType;
 static_assert(kByte == static_cast<int32_t>(EtType::Byte) &&
-              kChar == static_cast<int32_t>(EtType::Char) &&
-              kShort == static_cast<int32_t>(EtType::Short) &&
-              kInt == static_cast<int32_t>(EtType::Int) &&
-              kLong == static_cast<int32_t>(EtType::Long) &&
-              kHalf == static_cast<int32_t>(EtType::Half) &&
-              kFloat == static_cast<int32_t>(EtType::Float) &&
-              kDouble == static_cast<int32_t>(EtType::Double) &&
-              kBool == static_cast<int32_t>(EtType::Bool) &&
-              kBFloat16 == static_cast<int32_t>(EtType::BFloat16),
+                  kChar == static_cast<int32_t>(EtType::Char) &&
+                  kShort == static_cast<int32_t>(EtType::Short) &&
+                  kInt == static_cast<int32_t>(EtType::Int) &&
+                  kLong == static_cast<int32_t>(EtType::Long) &&
+                  kHalf == static_cast<int32_t>(EtType::Half) &&
+                  kFloat == static_cast<int32_t>(EtType::Float) &&
+                  kDouble == static_cast<int32_t>(EtType::Double) &&
+                  kBool == static_cast<int32_t>(EtType::Bool) &&
+                  kBFloat16 == static_cast<int32_t>(EtType::BFloat16),
               "test-engine ScalarType values must be ExecuTorch's");
 
 // The element types a plan may name, in this order in messages: the types
@@ -44,8 +44,8 @@ const std::vector<DtypeInfo>& plan_dtypes() {
     std::vector<DtypeInfo> out;
     for (const char* name : kPlanDtypeNames) {
       const ::tte::DtypeInfo* entry = ::tte::find_dtype(std::string_view(name));
-      out.push_back(DtypeInfo{entry->name, static_cast<int32_t>(entry->scalar_type),
-                              entry->element_size});
+      out.push_back(
+          DtypeInfo{entry->name, static_cast<int32_t>(entry->scalar_type), entry->element_size});
     }
     return out;
   }();
@@ -58,7 +58,7 @@ struct OpName {
 };
 constexpr OpName kOps[] = {
     {Op::kAddOne, "add_one"},     {Op::kAdd, "add"},   {Op::kIdentity, "identity"},
-    {Op::kKvUpdate, "kv_update"}, {Op::kNull, "null"},   {Op::kKeepPositive, "keep_positive"},
+    {Op::kKvUpdate, "kv_update"}, {Op::kNull, "null"}, {Op::kKeepPositive, "keep_positive"},
 };
 
 // The largest tensor a plan may describe, in bytes: keeps every size and
@@ -117,8 +117,7 @@ void check_object(const json& v, const std::string& where) {
 void check_keys(const json& obj, const std::string& where,
                 std::initializer_list<const char*> known) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
-    bool ok = std::any_of(known.begin(), known.end(),
-                          [&](const char* k) { return it.key() == k; });
+    bool ok = std::any_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; });
     if (!ok) {
       fail(where, "unknown key " + in_quotes(it.key()) + " (expected " + join(known) + ")");
     }
@@ -139,7 +138,8 @@ std::string require_string(const json& obj, const char* key, const std::string& 
 
 // `data_dependent_allowed`: an output's fixed shape, where -1 marks a dim
 // known only after the run (keep_positive).
-std::vector<int64_t> parse_dims(const json& v, const std::string& where, bool data_dependent_allowed = false) {
+std::vector<int64_t> parse_dims(const json& v, const std::string& where,
+                                bool data_dependent_allowed = false) {
   if (!v.is_array()) fail(where, "expected a list of dims, got " + show(v));
   if (v.size() > TTE_MAX_RANK) {
     fail(where, "rank " + std::to_string(v.size()) + " is above the largest the ABI carries (" +
@@ -186,7 +186,8 @@ void parse_profiles(const json& t, const std::string& where, TensorSpec* spec) {
   if (!profiles.is_array() || profiles.empty()) {
     fail(where + ".profiles",
          "expected a non-empty list of {min, opt, max} (one per optimization profile; "
-         "a static input has one with min == opt == max), got " + show(profiles));
+         "a static input has one with min == opt == max), got " +
+             show(profiles));
   }
   for (size_t p = 0; p < profiles.size(); ++p) {
     std::string at = where + ".profiles[" + std::to_string(p) + "]";
@@ -246,7 +247,8 @@ void check_roles(const Plan& plan) {
   auto arithmetic = [&](int32_t a) {
     if (!is_arithmetic(spec(a).dtype)) {
       fail(tensor_where(a, spec(a).name),
-           std::string("op '") + op + "' does arithmetic; bool tensors are for 'identity' and 'null'");
+           std::string("op '") + op +
+               "' does arithmetic; bool tensors are for 'identity' and 'null'");
     }
   };
 
@@ -323,10 +325,11 @@ void check_roles(const Plan& plan) {
         break;
     }
     if (!allowed) {
-      fail("aliases", std::string("op '") + op + "' cannot write output " + in_quotes(o.name) +
-                          " into input " + in_quotes(spec(o.aliased_input).name) +
-                          (plan.op == Op::kIdentity ? ": an identity output may alias only its own input"
-                                                    : ": only the cache output is written in place"));
+      fail("aliases",
+           std::string("op '") + op + "' cannot write output " + in_quotes(o.name) +
+               " into input " + in_quotes(spec(o.aliased_input).name) +
+               (plan.op == Op::kIdentity ? ": an identity output may alias only its own input"
+                                         : ": only the cache output is written in place"));
     }
   }
 }
@@ -334,15 +337,18 @@ void check_roles(const Plan& plan) {
 void parse_document(const json& doc, Plan* plan) {
   check_object(doc, "plan");
   if (doc.contains("capturable")) {
-    fail("", "'capturable' is not part of a test plan: capture is a provider property "
-             "(use provider test-cuda-nocapture for an engine that cannot be captured)");
+    fail("",
+         "'capturable' is not part of a test plan: capture is a provider property "
+         "(use provider test-cuda-nocapture for an engine that cannot be captured)");
   }
-  check_keys(doc, "plan", {"op", "tensors", "aliases", "fail", "spin_us", "scratch_bytes", "weight_bytes"});
+  check_keys(doc, "plan",
+             {"op", "tensors", "aliases", "fail", "spin_us", "scratch_bytes", "weight_bytes"});
 
   std::string op = require_string(doc, "op", "plan");
-  auto op_it = std::find_if(std::begin(kOps), std::end(kOps),
-                            [&](const OpName& o) { return op == o.name; });
-  if (op_it == std::end(kOps)) fail("op", "unknown op " + in_quotes(op) + " (expected " + known_ops() + ")");
+  auto op_it =
+      std::find_if(std::begin(kOps), std::end(kOps), [&](const OpName& o) { return op == o.name; });
+  if (op_it == std::end(kOps))
+    fail("op", "unknown op " + in_quotes(op) + " (expected " + known_ops() + ")");
   plan->op = op_it->op;
 
   const json& tensors = require(doc, "tensors", "plan");
@@ -361,32 +367,38 @@ void parse_document(const json& doc, Plan* plan) {
     where = tensor_where(i, spec.name);
     auto [dup, inserted] = by_name.emplace(spec.name, static_cast<int32_t>(i));
     if (!inserted) {
-      fail(where, "name is also used by tensors[" + std::to_string(dup->second) + "]; names are unique");
+      fail(where,
+           "name is also used by tensors[" + std::to_string(dup->second) + "]; names are unique");
     }
     const json& is_input = require(t, "is_input", where);
-    if (!is_input.is_boolean()) fail(where + ".is_input", "expected true or false, got " + show(is_input));
+    if (!is_input.is_boolean())
+      fail(where + ".is_input", "expected true or false, got " + show(is_input));
     spec.is_input = is_input.get<bool>();
     std::string dtype = require_string(t, "dtype", where);
     spec.dtype = find_dtype(dtype);
     if (spec.dtype == nullptr) {
-      fail(where + ".dtype", "unknown dtype " + in_quotes(dtype) + " (expected " + known_dtypes() + ")");
+      fail(where + ".dtype",
+           "unknown dtype " + in_quotes(dtype) + " (expected " + known_dtypes() + ")");
     }
 
     if (spec.is_input) {
       for (const char* k : {"shape_of", "shape"}) {
         if (t.contains(k)) {
-          fail(where, std::string("'") + k + "' is for outputs; an input's shape comes from 'profiles'");
+          fail(where,
+               std::string("'") + k + "' is for outputs; an input's shape comes from 'profiles'");
         }
       }
       check_keys(t, where, {"name", "is_input", "dtype", "profiles"});
       parse_profiles(t, where, &spec);
       plan->inputs.push_back(static_cast<int32_t>(i));
     } else {
-      if (t.contains("profiles")) fail(where, "'profiles' is for inputs; give an output 'shape_of' or 'shape'");
+      if (t.contains("profiles"))
+        fail(where, "'profiles' is for inputs; give an output 'shape_of' or 'shape'");
       check_keys(t, where, {"name", "is_input", "dtype", "shape_of", "shape"});
       bool has_shape_of = t.contains("shape_of");
       if (has_shape_of == t.contains("shape")) {
-        fail(where, "an output has exactly one of 'shape_of' (an input's name) or 'shape' (fixed dims)");
+        fail(where,
+             "an output has exactly one of 'shape_of' (an input's name) or 'shape' (fixed dims)");
       }
       if (has_shape_of) {
         shape_of_names[i] = require_string(t, "shape_of", where);
@@ -406,9 +418,11 @@ void parse_document(const json& doc, Plan* plan) {
     if (shape_of_names[i].empty()) continue;  // an input, or a fixed shape
     std::string where = tensor_where(i, spec.name) + ".shape_of";
     auto it = by_name.find(shape_of_names[i]);
-    if (it == by_name.end()) fail(where, in_quotes(shape_of_names[i]) + " names no tensor of this plan");
+    if (it == by_name.end())
+      fail(where, in_quotes(shape_of_names[i]) + " names no tensor of this plan");
     const TensorSpec& source = plan->tensors[it->second];
-    if (!source.is_input) fail(where, in_quotes(shape_of_names[i]) + " is an output; shape_of names an input");
+    if (!source.is_input)
+      fail(where, in_quotes(shape_of_names[i]) + " is an output; shape_of names an input");
     spec.shape_of = it->second;
     spec.rank = source.rank;
   }
@@ -420,8 +434,9 @@ void parse_document(const json& doc, Plan* plan) {
       const TensorSpec& spec = plan->tensors[index];
       if (static_cast<int32_t>(spec.profiles.size()) != plan->num_profiles) {
         fail(tensor_where(index, spec.name) + ".profiles",
-             "has " + counted(spec.profiles.size(), "profile") + " but " + in_quotes(first.name) + " has " +
-                 std::to_string(plan->num_profiles) + ": every input has one entry per optimization profile");
+             "has " + counted(spec.profiles.size(), "profile") + " but " + in_quotes(first.name) +
+                 " has " + std::to_string(plan->num_profiles) +
+                 ": every input has one entry per optimization profile");
       }
     }
   }
@@ -435,24 +450,28 @@ void parse_document(const json& doc, Plan* plan) {
       if (!a.value().is_string()) fail(where, "expected an input name, got " + show(a.value()));
       std::string input_name = a.value().get<std::string>();
       auto out_it = by_name.find(a.key());
-      if (out_it == by_name.end()) fail(where, in_quotes(a.key()) + " names no tensor of this plan");
+      if (out_it == by_name.end())
+        fail(where, in_quotes(a.key()) + " names no tensor of this plan");
       TensorSpec& output = plan->tensors[out_it->second];
       if (output.is_input) fail(where, in_quotes(a.key()) + " is an input; alias keys are outputs");
       auto in_it = by_name.find(input_name);
-      if (in_it == by_name.end()) fail(where, in_quotes(input_name) + " names no tensor of this plan");
+      if (in_it == by_name.end())
+        fail(where, in_quotes(input_name) + " names no tensor of this plan");
       const TensorSpec& input = plan->tensors[in_it->second];
-      if (!input.is_input) fail(where, in_quotes(input_name) + " is an output; alias values are inputs");
+      if (!input.is_input)
+        fail(where, in_quotes(input_name) + " is an output; alias values are inputs");
       if (output.dtype != input.dtype) {
-        fail(where, std::string("output is ") + output.dtype->name + " but input is " + input.dtype->name +
-                        "; an output written in place has its input's dtype");
+        fail(where, std::string("output is ") + output.dtype->name + " but input is " +
+                        input.dtype->name + "; an output written in place has its input's dtype");
       }
       if (output.shape_of != in_it->second) {
-        fail(where, "an output written in place has its input's shape: give " + in_quotes(output.name) +
-                        " \"shape_of\": \"" + input_name + "\"");
+        fail(where, "an output written in place has its input's shape: give " +
+                        in_quotes(output.name) + " \"shape_of\": \"" + input_name + "\"");
       }
       auto [prev, inserted] = aliased_by.emplace(in_it->second, a.key());
       if (!inserted) {
-        fail(where, "input " + in_quotes(input_name) + " is already written in place by " + in_quotes(prev->second));
+        fail(where, "input " + in_quotes(input_name) + " is already written in place by " +
+                        in_quotes(prev->second));
       }
       output.aliased_input = in_it->second;
     }
@@ -462,9 +481,11 @@ void parse_document(const json& doc, Plan* plan) {
     check_object(*it, "fail");
     check_keys(*it, "fail", {"deserialize", "enqueue"});
     for (auto f = it->begin(); f != it->end(); ++f) {
-      if (!f.value().is_string()) fail("fail." + f.key(), "expected a message string, got " + show(f.value()));
+      if (!f.value().is_string())
+        fail("fail." + f.key(), "expected a message string, got " + show(f.value()));
     }
-    if (it->contains("deserialize")) plan->fail_deserialize = (*it)["deserialize"].get<std::string>();
+    if (it->contains("deserialize"))
+      plan->fail_deserialize = (*it)["deserialize"].get<std::string>();
     if (it->contains("enqueue")) plan->fail_enqueue = (*it)["enqueue"].get<std::string>();
   }
 
@@ -473,16 +494,19 @@ void parse_document(const json& doc, Plan* plan) {
     if (!spin.is_number_integer() || spin.get<int64_t>() < 0 ||
         (spin.is_number_unsigned() && spin.get<uint64_t>() > static_cast<uint64_t>(kMaxSpinUs)) ||
         spin.get<int64_t>() > kMaxSpinUs) {
-      fail("spin_us", "expected microseconds from 0 to " + std::to_string(kMaxSpinUs) + ", got " + show(spin));
+      fail("spin_us",
+           "expected microseconds from 0 to " + std::to_string(kMaxSpinUs) + ", got " + show(spin));
     }
     plan->spin_us = spin.get<int64_t>();
   }
 
   auto bytes_value = [](const json& value, const std::string& where) -> int64_t {
     if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
-        (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(kMaxMemoryBytes)) ||
+        (value.is_number_unsigned() &&
+         value.get<uint64_t>() > static_cast<uint64_t>(kMaxMemoryBytes)) ||
         value.get<int64_t>() > kMaxMemoryBytes) {
-      fail(where, "expected bytes from 0 to " + std::to_string(kMaxMemoryBytes) + ", got " + show(value));
+      fail(where,
+           "expected bytes from 0 to " + std::to_string(kMaxMemoryBytes) + ", got " + show(value));
     }
     return value.get<int64_t>();
   };
@@ -490,14 +514,16 @@ void parse_document(const json& doc, Plan* plan) {
   if (auto it = doc.find("scratch_bytes"); it != doc.end()) {
     if (it->is_array()) {
       if (it->size() != static_cast<size_t>(plan->num_profiles)) {
-        fail("scratch_bytes", "expected one size per profile (" + std::to_string(plan->num_profiles) +
-                                  "), got " + std::to_string(it->size()));
+        fail("scratch_bytes", "expected one size per profile (" +
+                                  std::to_string(plan->num_profiles) + "), got " +
+                                  std::to_string(it->size()));
       }
       for (size_t p = 0; p < it->size(); ++p) {
         plan->scratch_bytes[p] = bytes_value((*it)[p], "scratch_bytes[" + std::to_string(p) + "]");
       }
     } else {
-      plan->scratch_bytes.assign(static_cast<size_t>(plan->num_profiles), bytes_value(*it, "scratch_bytes"));
+      plan->scratch_bytes.assign(static_cast<size_t>(plan->num_profiles),
+                                 bytes_value(*it, "scratch_bytes"));
     }
   }
   if (auto it = doc.find("weight_bytes"); it != doc.end()) {
@@ -606,10 +632,11 @@ ParseStatus parse_plan(const void* data, uint64_t size, Plan* plan, std::string*
   if (doc_end != nullptr) {
     if (const char* junk = first_non_whitespace(doc_end, end); junk != end) {
       if (error != nullptr) {
-        *error = "invalid test-engine plan: the JSON after the magic does not parse: characters "
-                 "after the document, at byte " +
-                 std::to_string(kMagicSize + static_cast<uint64_t>(junk - begin)) +
-                 " (only whitespace may follow it)";
+        *error =
+            "invalid test-engine plan: the JSON after the magic does not parse: characters "
+            "after the document, at byte " +
+            std::to_string(kMagicSize + static_cast<uint64_t>(junk - begin)) +
+            " (only whitespace may follow it)";
       }
       return ParseStatus::kInvalid;
     }

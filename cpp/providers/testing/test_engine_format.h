@@ -109,7 +109,6 @@ enum class ParseStatus {
 
 // Parses and validates a whole plan (magic included). On kInvalid, `error`
 // holds one line naming the field at fault and what was expected.
-ParseStatus parse_plan(const void* data, uint64_t size, Plan* plan,
-                       std::string* error);
+ParseStatus parse_plan(const void* data, uint64_t size, Plan* plan, std::string* error);
 
 }  // namespace tte::test_engine

@@ -7,8 +7,8 @@
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
 #include "common/dtypes.h"
-#include "common/text.h"
 #include "common/et_status.h"
+#include "common/text.h"
 
 namespace tte {
 
@@ -176,14 +176,14 @@ bool has_data_dependent_dim(const int64_t* dims, int32_t rank) {
   return std::find(dims, dims + rank, static_cast<int64_t>(TTE_DATA_DEPENDENT_DIM)) != dims + rank;
 }
 
-Status fit_bound_shape(const EngineIo& io, size_t o, int32_t rank, const std::vector<SizesType>& bound,
-                       DelegateArgs args) {
+Status fit_bound_shape(const EngineIo& io, size_t o, int32_t rank,
+                       const std::vector<SizesType>& bound, DelegateArgs args) {
   const EngineTensor& output = io.outputs[o];
   Tensor& tensor = args[io.inputs.size() + o]->toTensor();
   if (static_cast<int32_t>(bound.size()) != rank) {
-    return invalid("output '" + output.name + "': the engine gives a data-dependent shape of rank " +
-                   std::to_string(rank) + " but the delegate's output has rank " +
-                   std::to_string(bound.size()));
+    return invalid("output '" + output.name +
+                   "': the engine gives a data-dependent shape of rank " + std::to_string(rank) +
+                   " but the delegate's output has rank " + std::to_string(bound.size()));
   }
   const executorch::runtime::Error resized =
       executorch::runtime::resize_tensor(tensor, ArrayRef<SizesType>(bound.data(), bound.size()));

@@ -15,8 +15,9 @@ DelegateRecorder::Scope::Scope(DelegateRecorder* recorder) : previous_(g_current
 
 DelegateRecorder::Scope::~Scope() { g_current = previous_; }
 
-InitRecord::InitRecord(const executorch::runtime::BackendInitContext& context,
-                       executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs)
+InitRecord::InitRecord(
+    const executorch::runtime::BackendInitContext& context,
+    executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs)
     : recorder_(DelegateRecorder::current()) {
   if (recorder_ == nullptr) {
     return;

@@ -63,9 +63,10 @@ Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
       return Status(TTE_ERROR_NOT_FOUND,
                     "no engine provider is registered, so TensorRTBackend cannot load TensorRT "
                     "engines: import torch_tensorrt_executorch_runtime in Python (needs "
-                    "tensorrt-lean-" + pip_cuda_suffix() + " or tensorrt-" + pip_cuda_suffix() +
-                    "), or load a provider library with "
-                    "tte_load_engine_provider_library (tte-run --provider LIB)");
+                    "tensorrt-lean-" +
+                        pip_cuda_suffix() + " or tensorrt-" + pip_cuda_suffix() +
+                        "), or load a provider library with "
+                        "tte_load_engine_provider_library (tte-run --provider LIB)");
     }
     return Status::Ok();
   }
@@ -80,7 +81,8 @@ Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
       if (out->empty()) {
         return Status(TTE_ERROR_NOT_FOUND,
                       "load option provider='tensorrt-native': no native TensorRT provider is "
-                      "registered (" + registry.bundled_error() + ")");
+                      "registered (" +
+                          registry.bundled_error() + ")");
       }
       return Status::Ok();
     }
@@ -89,7 +91,8 @@ Status candidate_providers(const LoadOptions& options, const PlanHeader& plan,
       return Status(TTE_ERROR_NOT_FOUND,
                     "the plan was built by " + plan_built_by(plan) +
                         ", and load option provider='tensorrt-native' takes the native provider "
-                        "of that major, but " + no_native_provider(registry, plan_major) +
+                        "of that major, but " +
+                        no_native_provider(registry, plan_major) +
                         "; registered: " + join_quoted(registered_names(registry)));
     }
     out->push_back(std::move(native));
@@ -139,8 +142,8 @@ std::string cache_key(const std::string& provider, const DelegateBlob& blob, int
   key += '\n' + plan_identity(blob);
   key += "\ncuda:" + std::to_string(device);
   key += "\nweights:" + (options.has_weight_streaming_budget
-                              ? std::to_string(options.weight_streaming_budget)
-                              : std::string("-"));
+                             ? std::to_string(options.weight_streaming_budget)
+                             : std::string("-"));
   key += "\nhost_code:" + std::to_string(options.engine_host_code_allowed ? 1 : 0);
   key += "\ndla:" + (options.has_dla_core ? std::to_string(options.dla_core) : std::string("-"));
   for (const std::string& library : options.plugin_libraries) {
@@ -156,12 +159,13 @@ struct EngineCache {
 };
 
 EngineCache& engine_cache() {
-  static EngineCache* cache = new EngineCache();  // never destroyed, as delegates may outlive statics
+  static EngineCache* cache =
+      new EngineCache();  // never destroyed, as delegates may outlive statics
   return *cache;
 }
 
 bool has_entry(const TteEngineProvider& abi, size_t end) { return abi.struct_size >= end; }
-#define TTE_PROVIDER_HAS(abi, field)                                                          \
+#define TTE_PROVIDER_HAS(abi, field)                                                        \
   (has_entry(abi, offsetof(TteEngineProvider, field) + sizeof(TteEngineProvider::field)) && \
    (abi).field != nullptr)
 
@@ -312,9 +316,10 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
           if (!host) {
             out->traits = device_traits(device_id);
           }
-          TTE_LOG(DEBUG, "engine provider '%s': the plan (%llu bytes) is loaded already; "
-                  "a new execution context shares it", candidate->name().c_str(),
-                  static_cast<unsigned long long>(blob.engine_size));
+          TTE_LOG(DEBUG,
+                  "engine provider '%s': the plan (%llu bytes) is loaded already; "
+                  "a new execution context shares it",
+                  candidate->name().c_str(), static_cast<unsigned long long>(blob.engine_size));
           return Status::Ok();
         }
         // Deserialized anew instead: the engine still loads.
@@ -365,9 +370,9 @@ Status load_engine(const DelegateBlob& blob, const LoadOptions& options, bool us
   // The code of a delegate no provider could take: ExecuTorch's
   // DelegateInvalidCompatibility, except without any device at all.
   if (no_device) {
-    return Status(TTE_ERROR_NO_DEVICE,
-                  "no CUDA device (" + cuda_unavailable_reason() +
-                      "): TensorRT engines need an NVIDIA GPU (" + refusals + ")");
+    return Status(TTE_ERROR_NO_DEVICE, "no CUDA device (" + cuda_unavailable_reason() +
+                                           "): TensorRT engines need an NVIDIA GPU (" + refusals +
+                                           ")");
   }
   if (bad_device) {
     return Status(TTE_ERROR_NOT_ACCEPTED,

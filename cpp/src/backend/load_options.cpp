@@ -68,9 +68,9 @@ Status read_budget_spec(et::ArrayRef<et::CompileSpec> compile_specs, LoadOptions
       continue;
     }
     if (++seen > 1) {
-      return Status(TTE_ERROR_INVALID_PROGRAM,
-                    std::string("the delegate has two '") + kWeightStreamingBudget +
-                        "' compile specs; export it with one");
+      return Status(TTE_ERROR_INVALID_PROGRAM, std::string("the delegate has two '") +
+                                                   kWeightStreamingBudget +
+                                                   "' compile specs; export it with one");
     }
     auto budget = parse_weight_streaming_budget(spec.value.buffer, spec.value.nbytes);
     if (!budget) {
@@ -90,8 +90,10 @@ Status read_budget_option(const et::BackendOption& option, LoadOptions* options)
     const std::string value = text_of(*text);
     if (value.empty()) {
       // Upstream's rule: an empty option sets nothing.
-      TTE_LOG(WARNING, "load option '%s' is empty and was ignored (the compile spec, else "
-              "TensorRT's own default, no streaming, applies)", kWeightStreamingBudget);
+      TTE_LOG(WARNING,
+              "load option '%s' is empty and was ignored (the compile spec, else "
+              "TensorRT's own default, no streaming, applies)",
+              kWeightStreamingBudget);
       return Status::Ok();
     }
     auto budget = parse_weight_streaming_budget(value.data(), value.size());
@@ -152,7 +154,8 @@ Status read_load_options(const et::BackendInitContext& context,
     } else if (std::strcmp(option.key, kShareEnginesOption) == 0) {
       status = read_bool(option, &options.share_engines);
     } else {
-      TTE_LOG(WARNING, "ignoring unknown load option '%s' (known: %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+      TTE_LOG(WARNING,
+              "ignoring unknown load option '%s' (known: %s, %s, %s, %s, %s, %s, %s, %s, %s)",
               option.key, kProviderOption, kCudaGraphsOption, kWeightStreamingBudget,
               kEngineHostCodeOption, kDlaCoreOption, kPluginLibrariesOption,
               kRuntimeCachePathOption, kShareDeviceMemoryOption, kShareEnginesOption);

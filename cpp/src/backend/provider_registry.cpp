@@ -38,7 +38,9 @@ constexpr const char* kBundledProviderLibraries[] = {"libtte_provider_tensorrt11
                                                      "libtte_provider_tensorrt10.so"};
 
 // The folder this library was loaded from.
-std::string plugin_folder() { return library_folder(reinterpret_cast<const void*>(&plugin_folder)); }
+std::string plugin_folder() {
+  return library_folder(reinterpret_cast<const void*>(&plugin_folder));
+}
 
 int32_t host_log_enabled(int32_t level) { return log_enabled(level) ? 1 : 0; }
 
@@ -101,7 +103,8 @@ std::string check_provider_abi(const TteEngineProvider* provider) {
   const std::string name = provider->name;
   if (provider->memory_kind != TTE_MEMORY_DEVICE && provider->memory_kind != TTE_MEMORY_HOST) {
     return "provider '" + name + "' has unknown memory_kind " +
-           std::to_string(provider->memory_kind) + " (expected TTE_MEMORY_DEVICE or TTE_MEMORY_HOST)";
+           std::to_string(provider->memory_kind) +
+           " (expected TTE_MEMORY_DEVICE or TTE_MEMORY_HOST)";
   }
   const struct {
     const char* field;
@@ -140,8 +143,8 @@ EngineProvider::EngineProvider(const TteEngineProvider& abi, TteProviderKind kin
 
 Status EngineProvider::call_failed(TteStatus code, const TteError& error,
                                    const std::string& what) const {
-  return from_c_status(code, error).prefixed("engine provider '" + name_ + "': " + what +
-                                             " failed: ");
+  return from_c_status(code, error)
+      .prefixed("engine provider '" + name_ + "': " + what + " failed: ");
 }
 
 bool EngineProvider::engine_capturable(TteEngine* engine, void* stream) const {
@@ -230,8 +233,8 @@ Status ProviderRegistry::remove(const char* name) {
     auto it = std::find_if(providers_.begin(), providers_.end(),
                            [&](const ProviderRef& p) { return p->name() == name; });
     if (it == providers_.end()) {
-      return Status(TTE_ERROR_NOT_FOUND, std::string("engine provider '") + name +
-                                             "' is not registered");
+      return Status(TTE_ERROR_NOT_FOUND,
+                    std::string("engine provider '") + name + "' is not registered");
     }
     removed = std::move(*it);
     providers_.erase(it);
@@ -280,8 +283,8 @@ Status ProviderRegistry::load_library(const char* path, TteProviderKind kind) {
                                            "': " + (why != nullptr ? why : "unknown dlopen error"));
   }
   dlerror();
-  auto entry = reinterpret_cast<TteEngineProviderEntryFn>(
-      dlsym(library, TTE_ENGINE_PROVIDER_ENTRY_SYMBOL));
+  auto entry =
+      reinterpret_cast<TteEngineProviderEntryFn>(dlsym(library, TTE_ENGINE_PROVIDER_ENTRY_SYMBOL));
   if (entry == nullptr) {
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   std::string("'") + path + "' is not an engine provider library: it exports no " +
@@ -295,16 +298,15 @@ Status ProviderRegistry::load_library(const char* path, TteProviderKind kind) {
     provider = entry(version);
   }
   if (provider == nullptr) {
-    return Status(TTE_ERROR_NOT_SUPPORTED,
-                  std::string("engine provider library '") + path +
-                      "' cannot serve provider ABI versions " +
-                      std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION_MIN) + " to " +
-                      std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION) +
-                      ": rebuild it against this engine_provider.h");
+    return Status(TTE_ERROR_NOT_SUPPORTED, std::string("engine provider library '") + path +
+                                               "' cannot serve provider ABI versions " +
+                                               std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION_MIN) +
+                                               " to " +
+                                               std::to_string(TTE_ENGINE_PROVIDER_ABI_VERSION) +
+                                               ": rebuild it against this engine_provider.h");
   }
   const Status status = add(provider, kind);
-  return status.ok() ? status
-                     : Status(status.code(), status.message() + " (from '" + path + "')");
+  return status.ok() ? status : Status(status.code(), status.message() + " (from '" + path + "')");
 }
 
 void ProviderRegistry::load_bundled_providers() {

@@ -152,9 +152,9 @@ Status ScratchArenas::reserve(Arena* arena, int64_t bytes) {
     // alignment property").
     const cudaError_t allocated = DeviceMemory::allocate(&memory, static_cast<size_t>(size));
     if (allocated != cudaSuccess) {
-      return cuda_failure(allocated, "allocating " + std::to_string(size) +
-                                         " bytes of scratch memory on cuda:" +
-                                         std::to_string(arena->device));
+      return cuda_failure(allocated,
+                          "allocating " + std::to_string(size) +
+                              " bytes of scratch memory on cuda:" + std::to_string(arena->device));
     }
   }
   arena->memory = memory;

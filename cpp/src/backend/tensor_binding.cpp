@@ -42,9 +42,9 @@ bool is_engine_aligned(const void* address) {
 
 TensorBinder::TensorBinder(EngineMemory memory)
     : memory_(memory),
-      stage_through_mapped_memory_(!memory.host &&
-                                   mapped_staging_from_env(std::getenv(kMappedStagingEnv),
-                                                           memory.traits.integrated)) {}
+      stage_through_mapped_memory_(
+          !memory.host &&
+          mapped_staging_from_env(std::getenv(kMappedStagingEnv), memory.traits.integrated)) {}
 
 void* TensorBinder::engine_address(const PointerInfo& info, void* data) const {
   void* address = nullptr;
@@ -108,8 +108,8 @@ Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bo
     if (status != cudaSuccess) {
       // Aligned host memory (posix_memalign): no CUDA call to report.
       return Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "cannot allocate " + std::to_string(n) +
-                                                      " bytes of host staging memory for '" +
-                                                      name + "'");
+                                                      " bytes of host staging memory for '" + name +
+                                                      "'");
     }
     binding->address = host_staging_[a].data();
   } else {
@@ -223,7 +223,8 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
 cudaError_t TensorBinder::copy_out(void* dst, PointerKind kind, const Binding& from, size_t n,
                                    cudaStream_t stream, bool* synchronized) {
   const void* src = from.address;
-  if (from.mapped != nullptr && (kind == PointerKind::kUnregistered || kind == PointerKind::kHost)) {
+  if (from.mapped != nullptr &&
+      (kind == PointerKind::kUnregistered || kind == PointerKind::kHost)) {
     // The engine wrote mapped memory (a staging buffer, or page-locked memory
     // it used in place, e.g. an aliased input's): the CPU reads it into host
     // memory once the stream's work is done (once per call, for all such

@@ -74,8 +74,7 @@ class TensorBinder {
   void* engine_address(const PointerInfo& info, void* data) const;
   Status stage_input_or_output(size_t a, const std::string& name, bool is_input,
                                cudaStream_t stream, Binding* binding);
-  Status stage_through_mapped(size_t a, const std::string& name, bool is_input,
-                              Binding* binding);
+  Status stage_through_mapped(size_t a, const std::string& name, bool is_input, Binding* binding);
   cudaError_t copy_out(void* dst, PointerKind kind, const Binding& from, size_t nbytes,
                        cudaStream_t stream, bool* synchronized);
   void* zero_size_address();

@@ -1,8 +1,9 @@
 // The `TensorRTBackend` delegate as ExecuTorch sees it: thin glue from the
 // BackendInterface to TensorRTDelegate, registered from a static initializer
 // when the library loads. A failure's Status crosses back to ExecuTorch as
-// an Error through report_to_executorch (common/executorch_failure.h). Registration can fail quietly (the name is taken,
-// or the registry is full); the result is kept and checked at every use.
+// an Error through report_to_executorch (common/executorch_failure.h). Registration can fail
+// quietly (the name is taken, or the registry is full); the result is kept and checked at every
+// use.
 #pragma once
 
 #include <string>
@@ -17,8 +18,7 @@ class TensorRTBackend final : public executorch::runtime::BackendInterface {
   executorch::runtime::Result<executorch::runtime::DelegateHandle*> init(
       executorch::runtime::BackendInitContext& context,
       executorch::runtime::FreeableBuffer* processed,
-      executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs)
-      const override;
+      executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs) const override;
   executorch::runtime::Error execute(
       executorch::runtime::BackendExecutionContext& context,
       executorch::runtime::DelegateHandle* handle,

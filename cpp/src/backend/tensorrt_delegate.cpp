@@ -133,7 +133,7 @@ Status TensorRTDelegate::read_scratch_sizes() {
   for (size_t p = 0; p < scratch_sizes_.size(); ++p) {
     TteError error{};
     const TteStatus s = provider.abi().device_memory_size(engine_.engine, static_cast<int32_t>(p),
-                                                           &scratch_sizes_[p], &error);
+                                                          &scratch_sizes_[p], &error);
     if (s != TTE_OK) {
       return provider.call_failed(s, error, "device_memory_size of profile " + std::to_string(p));
     }
@@ -162,9 +162,10 @@ Status TensorRTDelegate::read_scratch_sizes() {
 }
 
 Status TensorRTDelegate::give_scratch(ScratchArenas::Arena* arena) {
-  const int64_t need = current_profile_ >= 0 && static_cast<size_t>(current_profile_) < scratch_sizes_.size()
-                           ? scratch_sizes_[current_profile_]
-                           : 0;
+  const int64_t need =
+      current_profile_ >= 0 && static_cast<size_t>(current_profile_) < scratch_sizes_.size()
+          ? scratch_sizes_[current_profile_]
+          : 0;
   Status status = ScratchArenas::instance().reserve(arena, need);
   if (!status.ok()) {
     return status;
@@ -209,7 +210,8 @@ Status TensorRTDelegate::instead_of_per_thread_stream(void** stream) {
   // instead"). A blocking stream does not wait for the per-thread stream, so
   // an event orders the caller's work first; the call ends synchronized.
   void* replacement = nullptr;
-  Status status = uses_arenas_ ? thread_stream(engine_.device, &replacement) : own_stream(&replacement);
+  Status status =
+      uses_arenas_ ? thread_stream(engine_.device, &replacement) : own_stream(&replacement);
   if (!status.ok()) {
     return status;
   }
@@ -376,7 +378,8 @@ Status TensorRTDelegate::resize_outputs(DelegateArgs args) {
   return Status::Ok();
 }
 
-Status TensorRTDelegate::fit_output(size_t o, const int64_t* dims, int32_t rank, DelegateArgs args) {
+Status TensorRTDelegate::fit_output(size_t o, const int64_t* dims, int32_t rank,
+                                    DelegateArgs args) {
   if (o == 0) {
     any_data_dependent_ = false;
   }
@@ -385,7 +388,8 @@ Status TensorRTDelegate::fit_output(size_t o, const int64_t* dims, int32_t rank,
     return fit_output_shape(io_, o, dims, rank, args);
   }
   const EngineProvider& provider = *engine_.provider;
-  if (provider.abi().set_output_capacity == nullptr || provider.abi().get_output_result == nullptr) {
+  if (provider.abi().set_output_capacity == nullptr ||
+      provider.abi().get_output_result == nullptr) {
     return Status(TTE_ERROR_NOT_SUPPORTED,
                   "engine provider '" + provider.name() + "' reports a data-dependent shape " +
                       format_dims(dims, rank) + " for output '" + io_.outputs[o].name +
@@ -411,15 +415,16 @@ Status TensorRTDelegate::collect_data_dependent(DelegateArgs args, std::vector<B
     int32_t rank = 0;
     void* data = nullptr;
     TteError error{};
-    const TteStatus s =
-        abi.get_output_result(engine_.engine, output.index, dims, TTE_MAX_RANK, &rank, &data, &error);
+    const TteStatus s = abi.get_output_result(engine_.engine, output.index, dims, TTE_MAX_RANK,
+                                              &rank, &data, &error);
     if (s != TTE_OK) {
       return provider.call_failed(s, error, "get_output_result of '" + output.name + "'");
     }
     if (rank < 0 || rank > TTE_MAX_RANK || has_data_dependent_dim(dims, rank)) {
       return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave output '" +
                                             output.name + "' the result shape " +
-                                            format_dims(dims, std::max(rank, 0)) + " after the run");
+                                            format_dims(dims, std::max(rank, 0)) +
+                                            " after the run");
     }
     const executorch::aten::Tensor& tensor = args[io_.inputs.size() + o]->toTensor();
     const size_t element_size = tensor.element_size();
@@ -431,9 +436,10 @@ Status TensorRTDelegate::collect_data_dependent(DelegateArgs args, std::vector<B
     // the only answer that is not a truncated result.
     if (bytes > binding.nbytes) {
       return Status(TTE_ERROR_RUNTIME,
-                    "output '" + output.name + "': the engine produced shape " + format_dims(dims, rank) +
-                        " (" + std::to_string(bytes) + " bytes), more than the " +
-                        std::to_string(binding.nbytes) + " bytes ExecuTorch planned for it (upper bound " +
+                    "output '" + output.name + "': the engine produced shape " +
+                        format_dims(dims, rank) + " (" + std::to_string(bytes) +
+                        " bytes), more than the " + std::to_string(binding.nbytes) +
+                        " bytes ExecuTorch planned for it (upper bound " +
                         format_dims(output_bounds_[o].data(), output_bounds_[o].size()) +
                         "): export the output with a larger upper bound; no result was returned");
     }
@@ -446,7 +452,8 @@ Status TensorRTDelegate::collect_data_dependent(DelegateArgs args, std::vector<B
         const cudaError_t copied = cudaMemcpyAsync(binding.address, data, bytes, cudaMemcpyDefault,
                                                    static_cast<cudaStream_t>(stream));
         if (copied != cudaSuccess) {
-          return cuda_failure(copied, "copying output '" + output.name + "' out of the provider's memory");
+          return cuda_failure(copied,
+                              "copying output '" + output.name + "' out of the provider's memory");
         }
       }
     }
@@ -506,8 +513,8 @@ Status TensorRTDelegate::set_shapes_batched(DelegateArgs args, int32_t profile, 
     }
     for (size_t o = 0; o < io_.outputs.size(); ++o) {
       if (b.output_ranks[o] < 0 || b.output_ranks[o] > TTE_MAX_RANK) {
-        return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() + "' gave output '" +
-                                              io_.outputs[o].name + "' rank " +
+        return Status(TTE_ERROR_INTERNAL, "engine provider '" + provider.name() +
+                                              "' gave output '" + io_.outputs[o].name + "' rank " +
                                               std::to_string(b.output_ranks[o]));
       }
     }
@@ -598,7 +605,8 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     key.push_back(current_profile_);
     key.insert(key.end(), input_shapes_.begin(), input_shapes_.end());
     auto capturable = [&]() { return provider.engine_capturable(engine, stream); };
-    status = graphs_->run(key, addresses, static_cast<cudaStream_t>(stream), enqueue_at, capturable);
+    status =
+        graphs_->run(key, addresses, static_cast<cudaStream_t>(stream), enqueue_at, capturable);
   }
   return status.prefixed("engine provider '" + provider.name() + "': enqueue failed: ");
 }

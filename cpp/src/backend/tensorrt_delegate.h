@@ -79,8 +79,8 @@ class TensorRTDelegate {
   std::vector<int64_t> graph_key_;
   // This call's engine addresses (TensorBinder::bind), kept likewise.
   std::vector<Binding> bindings_;
-  void* stream_ = nullptr;             // the delegate's own stream, created on first use
-  void* per_thread_ready_ = nullptr;   // cudaEvent_t: the caller's per-thread stream work, recorded
+  void* stream_ = nullptr;            // the delegate's own stream, created on first use
+  void* per_thread_ready_ = nullptr;  // cudaEvent_t: the caller's per-thread stream work, recorded
   std::unique_ptr<CudaGraphCache> graphs_;
   // The batched entry's arrays, filled once at the first call, and whether
   // the engine holds this call's shapes (false after any failed call).

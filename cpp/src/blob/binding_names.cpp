@@ -9,8 +9,7 @@ namespace {
 
 // Sorts one direction's (index, name) pairs and checks they are 0..n-1.
 bool order_direction(std::vector<std::pair<std::uint64_t, std::string>>& indexed,
-                     const char* direction, std::vector<std::string>* names,
-                     std::string* error) {
+                     const char* direction, std::vector<std::string>* names, std::string* error) {
   std::stable_sort(indexed.begin(), indexed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t i = 0; i < indexed.size(); ++i) {
@@ -53,7 +52,8 @@ ParseResult<OrderedBindingNames> order_binding_names(const std::vector<EngineIoN
     if (!index) {
       return ParseResult<OrderedBindingNames>::failure(
           "the blob lists no io_bindings, so engine tensors are bound by the index in their names, "
-          "but engine " + std::string(io.is_input ? "input" : "output") + " '" + io.name +
+          "but engine " +
+          std::string(io.is_input ? "input" : "output") + " '" + io.name +
           "' has none (expected a name like input_0 or output.1)");
     }
     (io.is_input ? inputs : outputs).emplace_back(*index, io.name);

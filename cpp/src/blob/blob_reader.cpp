@@ -28,8 +28,8 @@ std::uint32_t read_u32_le(const std::uint8_t* p) {
 }
 
 std::uint64_t read_u64_le(const std::uint8_t* p) {
-  return static_cast<std::uint64_t>(read_u32_le(p)) |
-         static_cast<std::uint64_t>(read_u32_le(p + 4)) << 32;
+  return static_cast<std::uint64_t>(read_u32_le(p)) | static_cast<std::uint64_t>(read_u32_le(p + 4))
+                                                          << 32;
 }
 
 // The four magic bytes as text where they are printable, and always in hex,
@@ -51,7 +51,8 @@ std::string describe_magic(const std::uint8_t* p) {
 std::string shown(const std::string& value) {
   constexpr std::size_t kMaxShown = 80;
   std::size_t cut = std::min(value.size(), kMaxShown);
-  while (cut > 0 && cut < value.size() && (static_cast<unsigned char>(value[cut]) & 0xc0) == 0x80) --cut;
+  while (cut > 0 && cut < value.size() && (static_cast<unsigned char>(value[cut]) & 0xc0) == 0x80)
+    --cut;
   std::string out = "'";
   char escaped[8];
   for (std::size_t i = 0; i < cut; ++i) {
@@ -105,7 +106,8 @@ class MetadataCheck final : public nlohmann::json_sax<Json> {
     --depth_;
     return true;
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& e) override {
     error_ = "metadata is not valid JSON (error at metadata byte " + std::to_string(position) +
              "): " + parse_error_text(e);
     return false;
@@ -137,7 +139,8 @@ class MetadataCheck final : public nlohmann::json_sax<Json> {
 
   bool value() {
     if (++values_ > kMaxMetadataJsonValues) {
-      error_ = "metadata JSON holds more than " + std::to_string(kMaxMetadataJsonValues) + " values";
+      error_ =
+          "metadata JSON holds more than " + std::to_string(kMaxMetadataJsonValues) + " values";
       return false;
     }
     return true;
@@ -146,7 +149,8 @@ class MetadataCheck final : public nlohmann::json_sax<Json> {
   bool open() {
     if (!value()) return false;
     if (++depth_ > kMaxMetadataJsonDepth) {
-      error_ = "metadata JSON nests deeper than " + std::to_string(kMaxMetadataJsonDepth) + " levels";
+      error_ =
+          "metadata JSON nests deeper than " + std::to_string(kMaxMetadataJsonDepth) + " levels";
       return false;
     }
     return true;
@@ -191,7 +195,8 @@ class FieldReader {
   bool int64(const Json& value, const std::string& field, std::int64_t* out) {
     if (!expect(value, Json::value_t::number_integer, "an integer", field)) return false;
     if (value.is_number_unsigned() &&
-        value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        value.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       return fail(field, "integer " + value.dump() + " does not fit in int64");
     }
     *out = value.get<std::int64_t>();
@@ -249,8 +254,9 @@ bool read_binding(FieldReader& reader, const Json& entry, const std::string& fie
 bool read_bindings(FieldReader& reader, const Json& list, std::vector<IoBinding>* bindings) {
   if (!reader.expect(list, Json::value_t::array, "an array", "io_bindings")) return false;
   if (list.size() > kMaxBlobBindings) {
-    return reader.fail("io_bindings", "has " + std::to_string(list.size()) + " entries, more than the " +
-                                          std::to_string(kMaxBlobBindings) + " this reader accepts");
+    return reader.fail("io_bindings",
+                       "has " + std::to_string(list.size()) + " entries, more than the " +
+                           std::to_string(kMaxBlobBindings) + " this reader accepts");
   }
   bindings->resize(list.size());
   std::unordered_map<std::string, std::size_t> seen;
@@ -275,7 +281,8 @@ bool read_aliases(FieldReader& reader, const Json& list, const std::vector<IoBin
                   std::vector<AliasedIo>* aliases) {
   if (!reader.expect(list, Json::value_t::array, "an array", "aliased_io")) return false;
   if (list.size() > kMaxBlobBindings) {
-    return reader.fail("aliased_io", "has " + std::to_string(list.size()) + " entries, more than the " +
+    return reader.fail("aliased_io", "has " + std::to_string(list.size()) +
+                                         " entries, more than the " +
                                          std::to_string(kMaxBlobBindings) + " this reader accepts");
   }
   std::unordered_map<std::string, bool> direction;  // name -> is_input
@@ -321,15 +328,17 @@ bool read_aliases(FieldReader& reader, const Json& list, const std::vector<IoBin
     if (bindings.empty()) continue;
     const auto out_it = direction.find(alias.output);
     if (out_it == direction.end() || out_it->second) {
-      return reader.fail(field + ".output", shown(alias.output) +
-                                                (out_it == direction.end() ? " is not in io_bindings"
-                                                                           : " is an input, not an output"));
+      return reader.fail(
+          field + ".output",
+          shown(alias.output) + (out_it == direction.end() ? " is not in io_bindings"
+                                                           : " is an input, not an output"));
     }
     const auto in_it = direction.find(alias.input);
     if (in_it == direction.end() || !in_it->second) {
-      return reader.fail(field + ".input", shown(alias.input) +
-                                               (in_it == direction.end() ? " is not in io_bindings"
-                                                                         : " is an output, not an input"));
+      return reader.fail(
+          field + ".input",
+          shown(alias.input) + (in_it == direction.end() ? " is not in io_bindings"
+                                                         : " is an output, not an input"));
     }
   }
   return true;
@@ -349,7 +358,8 @@ bool read_metadata(const Json& doc, BlobMetadata* metadata, std::string* error) 
   if (!read_bindings(reader, *bindings, &metadata->io_bindings)) return false;
 
   const auto aliases = doc.find("aliased_io");
-  if (aliases != doc.end() && !read_aliases(reader, *aliases, metadata->io_bindings, &metadata->aliased_io)) {
+  if (aliases != doc.end() &&
+      !read_aliases(reader, *aliases, metadata->io_bindings, &metadata->aliased_io)) {
     return false;
   }
   // TR02 exists so that readers which ignore aliased_io refuse the blob.
@@ -362,10 +372,11 @@ bool read_metadata(const Json& doc, BlobMetadata* metadata, std::string* error) 
   }
   if (const auto it = doc.find("device_id"); it != doc.end()) {
     if (!reader.expect(*it, Json::value_t::number_integer, "an integer", "device_id")) return false;
-    const std::int64_t device = it->is_number_unsigned()
-                                    ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                          it->get<std::uint64_t>(), std::numeric_limits<std::uint32_t>::max()))
-                                    : it->get<std::int64_t>();
+    const std::int64_t device =
+        it->is_number_unsigned()
+            ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                  it->get<std::uint64_t>(), std::numeric_limits<std::uint32_t>::max()))
+            : it->get<std::int64_t>();
     // -1 is what upstream's writer records for an engine without a device
     // index; it means the device current when the program loads.
     if (device < kCurrentDevice || device > std::numeric_limits<std::int32_t>::max()) {
@@ -449,12 +460,14 @@ ParseResult<BlobHeader> parse_blob_header(const void* data, std::size_t size) {
       static_cast<std::uint64_t>(header.metadata_offset) + header.metadata_size;
   const std::string blob_bytes = " of the " + std::to_string(size) + "-byte blob";
   if (header.metadata_offset < kBlobHeaderSize) {
-    return header_failure("metadata_offset (bytes 4..7) is " + std::to_string(header.metadata_offset) +
-                          ", inside the " + std::to_string(kBlobHeaderSize) + "-byte header");
+    return header_failure("metadata_offset (bytes 4..7) is " +
+                          std::to_string(header.metadata_offset) + ", inside the " +
+                          std::to_string(kBlobHeaderSize) + "-byte header");
   }
   if (header.engine_offset % kEngineAlignment != 0) {
-    return header_failure("engine_offset (bytes 12..15) is " + std::to_string(header.engine_offset) +
-                          ", not a multiple of " + std::to_string(kEngineAlignment));
+    return header_failure("engine_offset (bytes 12..15) is " +
+                          std::to_string(header.engine_offset) + ", not a multiple of " +
+                          std::to_string(kEngineAlignment));
   }
   if (metadata_end > blob_size) {
     return header_failure("metadata (offset " + std::to_string(header.metadata_offset) + ", size " +
@@ -462,8 +475,8 @@ ParseResult<BlobHeader> parse_blob_header(const void* data, std::size_t size) {
                           std::to_string(metadata_end) + ", past the end" + blob_bytes);
   }
   if (header.engine_offset > blob_size) {
-    return header_failure("engine_offset (bytes 12..15) is " + std::to_string(header.engine_offset) +
-                          ", past the end" + blob_bytes);
+    return header_failure("engine_offset (bytes 12..15) is " +
+                          std::to_string(header.engine_offset) + ", past the end" + blob_bytes);
   }
   if (header.engine_size > blob_size - header.engine_offset) {
     return header_failure("engine (offset " + std::to_string(header.engine_offset) + ", size " +
@@ -485,9 +498,9 @@ ParseResult<BlobHeader> parse_blob_header(const void* data, std::size_t size) {
 
 ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json, BlobVersion /*version*/) {
   if (json.size() > kMaxMetadataBytes) {
-    return ParseResult<BlobMetadata>::failure("metadata is " + std::to_string(json.size()) +
-                                              " bytes, more than the " + std::to_string(kMaxMetadataBytes) +
-                                              " this reader accepts");
+    return ParseResult<BlobMetadata>::failure(
+        "metadata is " + std::to_string(json.size()) + " bytes, more than the " +
+        std::to_string(kMaxMetadataBytes) + " this reader accepts");
   }
   try {
     MetadataCheck check;
@@ -504,7 +517,8 @@ ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json, BlobVersion
   } catch (const std::bad_alloc&) {
     return ParseResult<BlobMetadata>::failure("out of memory reading the metadata JSON");
   } catch (const std::exception& e) {
-    return ParseResult<BlobMetadata>::failure(std::string("metadata could not be read: ") + e.what());
+    return ParseResult<BlobMetadata>::failure(std::string("metadata could not be read: ") +
+                                              e.what());
   }
 }
 
@@ -513,7 +527,8 @@ ParseResult<DelegateBlob> parse_delegate_blob(const void* data, std::size_t size
   if (!header) return ParseResult<DelegateBlob>::failure(header.error());
   const BlobHeader& h = header.value();
   const auto* bytes = static_cast<const std::uint8_t*>(data);
-  const std::string_view json(reinterpret_cast<const char*>(bytes) + h.metadata_offset, h.metadata_size);
+  const std::string_view json(reinterpret_cast<const char*>(bytes) + h.metadata_offset,
+                              h.metadata_size);
   ParseResult<BlobMetadata> metadata = parse_blob_metadata(json, h.version);
   if (!metadata) {
     return ParseResult<DelegateBlob>::failure(
@@ -540,7 +555,8 @@ std::string describe_delegate_blob(const DelegateBlob& blob) {
   }
   OrderedJson aliases = OrderedJson::array();
   for (const AliasedIo& alias : blob.metadata.aliased_io) {
-    aliases.push_back({{"output", alias.output}, {"input", alias.input}, {"kind", alias_kind_name(alias.kind)}});
+    aliases.push_back(
+        {{"output", alias.output}, {"input", alias.input}, {"kind", alias_kind_name(alias.kind)}});
   }
   OrderedJson doc;
   doc["magic"] = blob_magic_name(blob.header.version);

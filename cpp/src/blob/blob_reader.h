@@ -103,12 +103,10 @@ ParseResult<BlobHeader> parse_blob_header(const void* data, std::size_t size);
 
 // Parses the metadata JSON of a blob with the given magic (TR01 and TR02
 // metadata are read alike).
-ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json,
-                                              BlobVersion version);
+ParseResult<BlobMetadata> parse_blob_metadata(std::string_view json, BlobVersion version);
 
 // Header, then metadata. Never reads outside [data, data + size).
-ParseResult<DelegateBlob> parse_delegate_blob(const void* data,
-                                              std::size_t size);
+ParseResult<DelegateBlob> parse_delegate_blob(const void* data, std::size_t size);
 
 // The JSON document tte_blob_describe_json returns for a parsed blob:
 // {"magic","metadata_offset","metadata_size","engine_offset","engine_size",

@@ -31,7 +31,8 @@ ParseResult<std::int64_t> parse_weight_streaming_budget(const void* data, std::s
   const char* text = static_cast<const char*>(data);
   const std::string expected =
       "weight_streaming_budget must be a decimal byte count from 0 to 9223372036854775807";
-  if (size == 0 || text == nullptr) return ParseResult<std::int64_t>::failure(expected + ", got an empty value");
+  if (size == 0 || text == nullptr)
+    return ParseResult<std::int64_t>::failure(expected + ", got an empty value");
   // from_chars would accept a leading '-'; the budget is never negative.
   if (text[0] == '-') {
     return ParseResult<std::int64_t>::failure(expected + ", got " + shown(text, size) +

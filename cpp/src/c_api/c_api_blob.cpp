@@ -19,21 +19,23 @@ tte::Status failure(TteStatus status, const std::string& message) {
 
 }  // namespace
 
-extern "C" TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t size, char** out_json,
-                                                    TteError* error) {
+extern "C" TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t size,
+                                                    char** out_json, TteError* error) {
   return tte::c_boundary::status_call("tte_blob_describe_json", error, [&] {
     if (out_json == nullptr) return failure(TTE_ERROR_INVALID_ARGUMENT, "out_json is NULL");
     *out_json = nullptr;
     if (data == nullptr && size != 0) {
-      return failure(TTE_ERROR_INVALID_ARGUMENT, "data is NULL but size is " + std::to_string(size));
+      return failure(TTE_ERROR_INVALID_ARGUMENT,
+                     "data is NULL but size is " + std::to_string(size));
     }
     if (static_cast<std::uint64_t>(static_cast<std::size_t>(size)) != size) {
-      return failure(TTE_ERROR_INVALID_ARGUMENT,
-                     "a " + std::to_string(size) + "-byte blob does not fit in this process's memory");
+      return failure(
+          TTE_ERROR_INVALID_ARGUMENT,
+          "a " + std::to_string(size) + "-byte blob does not fit in this process's memory");
     }
     static const std::uint8_t kNoBytes = 0;
-    const tte::ParseResult<tte::DelegateBlob> blob =
-        tte::parse_delegate_blob(data != nullptr ? data : &kNoBytes, static_cast<std::size_t>(size));
+    const tte::ParseResult<tte::DelegateBlob> blob = tte::parse_delegate_blob(
+        data != nullptr ? data : &kNoBytes, static_cast<std::size_t>(size));
     if (!blob) {
       return tte::Status(TTE_ERROR_INVALID_PROGRAM, blob.error());
     }

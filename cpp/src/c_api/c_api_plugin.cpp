@@ -6,13 +6,13 @@
 #include <mutex>
 #include <string>
 
-#include "cuda/cuda_allocator.h"
-#include "cuda/cuda_device.h"
+#include "backend/tensorrt_backend.h"
+#include "c_api/c_boundary.h"
 #include "common/executorch_log.h"
 #include "common/logging.h"
 #include "common/status.h"
-#include "backend/tensorrt_backend.h"
-#include "c_api/c_boundary.h"
+#include "cuda/cuda_allocator.h"
+#include "cuda/cuda_device.h"
 #include "torch_tensorrt_executorch/c_api.h"
 #include "tte_version.h"
 

@@ -62,7 +62,8 @@ tte::Status read_options(const TteProgramOptions* options, tte::ProgramOptions* 
   const uint32_t size = options->struct_size;
   auto has = [size](size_t end) { return size >= end; };
   if (size < offsetof(TteProgramOptions, data_paths)) {
-    return invalid("TteProgramOptions.struct_size is too small; set it to sizeof(TteProgramOptions)");
+    return invalid(
+        "TteProgramOptions.struct_size is too small; set it to sizeof(TteProgramOptions)");
   }
   if (has(offsetof(TteProgramOptions, num_data_paths) + sizeof(size_t)) &&
       options->num_data_paths > 0) {
@@ -194,8 +195,7 @@ TTE_API const char* tte_program_last_error(const TteProgram* program) {
                     [program] { return program == nullptr ? "" : program->last_error.c_str(); });
 }
 
-TTE_API TteStatus tte_program_num_methods(TteProgram* program, size_t* out_count,
-                                          TteError* error) {
+TTE_API TteStatus tte_program_num_methods(TteProgram* program, size_t* out_count, TteError* error) {
   return program_call("tte_program_num_methods", program, error, [&] {
     if (program == nullptr || out_count == nullptr) {
       return invalid("program and out_count must not be NULL");
@@ -205,8 +205,8 @@ TTE_API TteStatus tte_program_num_methods(TteProgram* program, size_t* out_count
   });
 }
 
-TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index,
-                                          const char** out_name, TteError* error) {
+TTE_API TteStatus tte_program_method_name(TteProgram* program, size_t index, const char** out_name,
+                                          TteError* error) {
   return program_call("tte_program_method_name", program, error, [&] {
     if (program == nullptr || out_name == nullptr) {
       return invalid("program and out_name must not be NULL");
@@ -264,8 +264,7 @@ TTE_API TteStatus tte_program_output_info(TteProgram* program, const char* metho
   });
 }
 
-TTE_API TteStatus tte_program_describe_json(TteProgram* program, char** out_json,
-                                            TteError* error) {
+TTE_API TteStatus tte_program_describe_json(TteProgram* program, char** out_json, TteError* error) {
   return program_call("tte_program_describe_json", program, error, [&] {
     if (program == nullptr || out_json == nullptr) {
       return invalid("program and out_json must not be NULL");
@@ -300,8 +299,7 @@ TTE_API TteStatus tte_program_run(TteProgram* program, const char* method, const
   });
 }
 
-TTE_API TteStatus tte_program_write_etdump(TteProgram* program, const char* path,
-                                           TteError* error) {
+TTE_API TteStatus tte_program_write_etdump(TteProgram* program, const char* path, TteError* error) {
   return program_call("tte_program_write_etdump", program, error, [&] {
     if (program == nullptr || path == nullptr) {
       return invalid("program and path must not be NULL");

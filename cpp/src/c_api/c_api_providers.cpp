@@ -59,8 +59,7 @@ TTE_API TteStatus tte_load_engine_provider_library(const char* path, TteProvider
 }
 
 // Not logged: asking about a provider that is absent is a question.
-TTE_API TteStatus tte_engine_provider_runtime(const char* name, char** out_text,
-                                              TteError* error) {
+TTE_API TteStatus tte_engine_provider_runtime(const char* name, char** out_text, TteError* error) {
   return status_call("tte_engine_provider_runtime", error, [&] {
     if (name == nullptr || out_text == nullptr) {
       return tte::Status(TTE_ERROR_INVALID_ARGUMENT, "name and out_text must not be NULL");

@@ -29,13 +29,20 @@ constexpr DtypeInfo kDtypes[] = {
 
 const char* dlpack_code_name(uint8_t code) {
   switch (code) {
-    case kDLInt: return "int";
-    case kDLUInt: return "uint";
-    case kDLFloat: return "float";
-    case kDLBfloat: return "bfloat";
-    case kDLComplex: return "complex";
-    case kDLBool: return "bool";
-    default: return nullptr;
+    case kDLInt:
+      return "int";
+    case kDLUInt:
+      return "uint";
+    case kDLFloat:
+      return "float";
+    case kDLBfloat:
+      return "bfloat";
+    case kDLComplex:
+      return "complex";
+    case kDLBool:
+      return "bool";
+    default:
+      return nullptr;
   }
 }
 

@@ -23,10 +23,14 @@ std::atomic<pal_emit_log_message_method> g_chained{nullptr};
 
 TteLogLevel forwarded_level(et_pal_log_level_t level, bool kept) {
   switch (level) {
-    case kDebug: return TTE_LOG_DEBUG;
-    case kError: return kept ? TTE_LOG_INFO : TTE_LOG_ERROR;
-    case kFatal: return TTE_LOG_ERROR;
-    default: return TTE_LOG_INFO;
+    case kDebug:
+      return TTE_LOG_DEBUG;
+    case kError:
+      return kept ? TTE_LOG_INFO : TTE_LOG_ERROR;
+    case kFatal:
+      return TTE_LOG_ERROR;
+    default:
+      return TTE_LOG_INFO;
   }
 }
 

@@ -49,7 +49,8 @@ std::string cgroup_dir(const std::string& controller) {
     }
     const std::string controllers = line.substr(first + 1, second - first - 1);
     const std::string path = line.substr(second + 1);
-    if (controller.empty() ? controllers.empty() : controllers.find(controller) != std::string::npos) {
+    if (controller.empty() ? controllers.empty()
+                           : controllers.find(controller) != std::string::npos) {
       return "/sys/fs/cgroup" + std::string(controller.empty() ? "" : "/" + controller) +
              (path == "/" ? "" : path);
     }

@@ -1,11 +1,11 @@
 #include "common/logging.h"
 
+#include <strings.h>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 
 namespace tte {
 namespace {
@@ -21,9 +21,8 @@ TteLogLevel level_from_env() {
   static const struct {
     const char* name;
     TteLogLevel level;
-  } kNames[] = {{"debug", TTE_LOG_DEBUG},     {"info", TTE_LOG_INFO},
-                {"warning", TTE_LOG_WARNING}, {"warn", TTE_LOG_WARNING},
-                {"error", TTE_LOG_ERROR},     {"off", TTE_LOG_OFF}};
+  } kNames[] = {{"debug", TTE_LOG_DEBUG},  {"info", TTE_LOG_INFO},   {"warning", TTE_LOG_WARNING},
+                {"warn", TTE_LOG_WARNING}, {"error", TTE_LOG_ERROR}, {"off", TTE_LOG_OFF}};
   for (const auto& entry : kNames) {
     if (strcasecmp(value, entry.name) == 0) {
       return entry.level;
@@ -83,9 +82,7 @@ void set_log_level(TteLogLevel level) {
   level_storage().store(level, std::memory_order_relaxed);
 }
 
-bool log_enabled(TteLogLevel level) {
-  return level != TTE_LOG_OFF && level >= log_level();
-}
+bool log_enabled(TteLogLevel level) { return level != TTE_LOG_OFF && level >= log_level(); }
 
 void log_line(TteLogLevel level, const char* origin, const char* file, size_t line,
               const char* text) {
@@ -99,8 +96,7 @@ void log_line(TteLogLevel level, const char* origin, const char* file, size_t li
   std::fflush(stderr);
 }
 
-void log_message(TteLogLevel level, const char* file, int line,
-                 const char* format, ...) {
+void log_message(TteLogLevel level, const char* file, int line, const char* format, ...) {
   if (!log_enabled(level)) {
     return;
   }

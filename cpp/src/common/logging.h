@@ -21,14 +21,14 @@ void log_line(TteLogLevel level, const char* origin, const char* file, size_t li
               const char* text);
 
 // Prefer TTE_LOG, which skips formatting when the level is filtered out.
-void log_message(TteLogLevel level, const char* file, int line,
-                 const char* format, ...) __attribute__((format(printf, 4, 5)));
+void log_message(TteLogLevel level, const char* file, int line, const char* format, ...)
+    __attribute__((format(printf, 4, 5)));
 
 }  // namespace tte
 
-#define TTE_LOG(level, ...)                                                  \
-  do {                                                                       \
-    if (::tte::log_enabled(TTE_LOG_##level)) {                               \
-      ::tte::log_message(TTE_LOG_##level, __FILE__, __LINE__, __VA_ARGS__);  \
-    }                                                                        \
+#define TTE_LOG(level, ...)                                                 \
+  do {                                                                      \
+    if (::tte::log_enabled(TTE_LOG_##level)) {                              \
+      ::tte::log_message(TTE_LOG_##level, __FILE__, __LINE__, __VA_ARGS__); \
+    }                                                                       \
   } while (0)

@@ -25,7 +25,8 @@ Segments& segments() {
 
 }  // namespace
 
-void record_segment(const void* data, size_t size, std::string file_identity, uint64_t file_offset) {
+void record_segment(const void* data, size_t size, std::string file_identity,
+                    uint64_t file_offset) {
   if (data == nullptr || size == 0) {
     return;
   }

@@ -10,9 +10,9 @@
 #include <cuda_runtime_api.h>
 #include <executorch/runtime/core/device_allocator.h>
 
-#include "cuda/cuda_device.h"
 #include "common/executorch_failure.h"
 #include "common/logging.h"
+#include "cuda/cuda_device.h"
 
 namespace tte {
 namespace {
@@ -37,28 +37,27 @@ class CudaDeviceAllocator final : public DeviceAllocator {
     }
     if (cuda_device_count() == 0) {
       return report_to_executorch(Status(
-          TTE_ERROR_NO_DEVICE, "no CUDA device: cannot allocate " + std::to_string(nbytes) +
-                                   " bytes of device memory for a program planned on cuda:" +
-                                   std::to_string(index) +
-                                   " (TensorRTBackend needs an NVIDIA GPU; " +
-                                   cuda_unavailable_reason() + ")"));
+          TTE_ERROR_NO_DEVICE,
+          "no CUDA device: cannot allocate " + std::to_string(nbytes) +
+              " bytes of device memory for a program planned on cuda:" + std::to_string(index) +
+              " (TensorRTBackend needs an NVIDIA GPU; " + cuda_unavailable_reason() + ")"));
     }
     DeviceGuard guard(index);
     if (guard.status() != cudaSuccess) {
-      return report_to_executorch(Status(
-          TTE_ERROR_INVALID_ARGUMENT, "CUDA allocator: cannot use device cuda:" +
-                                          std::to_string(index) + " (" +
-                                          std::to_string(cuda_device_count()) + " devices): " +
-                                          cuda_error_text(guard.status())));
+      return report_to_executorch(
+          Status(TTE_ERROR_INVALID_ARGUMENT,
+                 "CUDA allocator: cannot use device cuda:" + std::to_string(index) + " (" +
+                     std::to_string(cuda_device_count()) +
+                     " devices): " + cuda_error_text(guard.status())));
     }
     void* ptr = nullptr;
     cudaError_t status = cudaMalloc(&ptr, nbytes);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      return report_to_executorch(Status(
-          TTE_ERROR_OUT_OF_MEMORY, "CUDA allocator: cudaMalloc of " + std::to_string(nbytes) +
-                                       " bytes on cuda:" + std::to_string(index) +
-                                       " failed: " + cuda_error_text(status)));
+      return report_to_executorch(Status(TTE_ERROR_OUT_OF_MEMORY,
+                                         "CUDA allocator: cudaMalloc of " + std::to_string(nbytes) +
+                                             " bytes on cuda:" + std::to_string(index) +
+                                             " failed: " + cuda_error_text(status)));
     }
     return ptr;
   }
@@ -72,13 +71,11 @@ class CudaDeviceAllocator final : public DeviceAllocator {
     cudaGetLastError();
   }
 
-  Error copy_host_to_device(void* dst, const void* src, size_t nbytes,
-                            DeviceIndex index) override {
+  Error copy_host_to_device(void* dst, const void* src, size_t nbytes, DeviceIndex index) override {
     return copy(dst, src, nbytes, index, cudaMemcpyHostToDevice, "host-to-device");
   }
 
-  Error copy_device_to_host(void* dst, const void* src, size_t nbytes,
-                            DeviceIndex index) override {
+  Error copy_device_to_host(void* dst, const void* src, size_t nbytes, DeviceIndex index) override {
     return copy(dst, src, nbytes, index, cudaMemcpyDeviceToHost, "device-to-host");
   }
 
@@ -97,9 +94,9 @@ class CudaDeviceAllocator final : public DeviceAllocator {
     if (status != cudaSuccess) {
       cudaGetLastError();
       return report_to_executorch(Status(
-          TTE_ERROR_RUNTIME, std::string("CUDA allocator: ") + what + " copy of " +
-                                 std::to_string(nbytes) + " bytes on cuda:" +
-                                 std::to_string(index) + " failed: " + cuda_error_text(status)));
+          TTE_ERROR_RUNTIME,
+          std::string("CUDA allocator: ") + what + " copy of " + std::to_string(nbytes) +
+              " bytes on cuda:" + std::to_string(index) + " failed: " + cuda_error_text(status)));
     }
     return Error::Ok;
   }
@@ -157,7 +154,8 @@ void install_cuda_allocator() {
         // we registered ours would abort the process.
         if (dlopen(candidate.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
           const char* why = dlerror();
-          TTE_LOG(WARNING, "cannot load ExecuTorch's CUDA backend '%s' (%s); registering our CUDA allocator",
+          TTE_LOG(WARNING,
+                  "cannot load ExecuTorch's CUDA backend '%s' (%s); registering our CUDA allocator",
                   candidate.c_str(), why != nullptr ? why : "unknown error");
         } else if (executorch::runtime::get_device_allocator(DeviceType::CUDA) != nullptr) {
           TTE_LOG(INFO, "using the CUDA allocator of ExecuTorch's CUDA backend '%s'",

@@ -40,7 +40,8 @@ int cuda_device_count() { return device_count().count; }
 
 const std::string& cuda_unavailable_reason() { return device_count().unavailable; }
 
-std::string describe_cuda_unavailable(cudaError_t count_error, int driver_version, int runtime_version) {
+std::string describe_cuda_unavailable(cudaError_t count_error, int driver_version,
+                                      int runtime_version) {
   const std::string needs = "CUDA " + cuda_version_text(runtime_version);
   if (driver_version <= 0) {
     return "no NVIDIA driver was found (libcuda.so.1); this build runs on " + needs +
@@ -62,8 +63,7 @@ std::string describe_cuda_unavailable(cudaError_t count_error, int driver_versio
 
 const char* cuda_error_text(cudaError_t status) {
   thread_local char text[256];
-  std::snprintf(text, sizeof(text), "%s: %s", cudaGetErrorName(status),
-                cudaGetErrorString(status));
+  std::snprintf(text, sizeof(text), "%s: %s", cudaGetErrorName(status), cudaGetErrorString(status));
   return text;
 }
 

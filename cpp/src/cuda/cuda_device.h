@@ -23,7 +23,8 @@ const std::string& cuda_unavailable_reason();
 // The sentence above from what the CUDA runtime answered: the error of
 // cudaGetDeviceCount, cudaDriverGetVersion's version (0: no driver) and
 // cudaRuntimeGetVersion's (CUDA's 1000 * major + 10 * minor).
-std::string describe_cuda_unavailable(cudaError_t count_error, int driver_version, int runtime_version);
+std::string describe_cuda_unavailable(cudaError_t count_error, int driver_version,
+                                      int runtime_version);
 
 // "cudaErrorNoDevice: no CUDA-capable device is detected".
 const char* cuda_error_text(cudaError_t status);

@@ -34,9 +34,9 @@ cudaError_t cuda_update(cudaGraphExec_t exec, cudaGraph_t graph) {
 }  // namespace
 
 const CudaGraphCalls& CudaGraphCalls::cuda() {
-  static const CudaGraphCalls calls{&cudaStreamSynchronize, &cuda_begin_capture, &cudaStreamEndCapture,
-                                    &cuda_instantiate,      &cudaGraphLaunch,    &cuda_destroy_graph,
-                                    &cuda_destroy_exec,     &cuda_update};
+  static const CudaGraphCalls calls{
+      &cudaStreamSynchronize, &cuda_begin_capture, &cudaStreamEndCapture, &cuda_instantiate,
+      &cudaGraphLaunch,       &cuda_destroy_graph, &cuda_destroy_exec,    &cuda_update};
   return calls;
 }
 
@@ -72,16 +72,17 @@ Status CudaGraphCache::launch(cudaGraphExec_t exec, cudaStream_t stream) {
   const cudaError_t launched = calls_.launch(exec, stream);
   if (launched != cudaSuccess) {
     cudaGetLastError();
-    return Status(TTE_ERROR_RUNTIME, std::string("cudaGraphLaunch failed: ") + cuda_error_text(launched));
+    return Status(TTE_ERROR_RUNTIME,
+                  std::string("cudaGraphLaunch failed: ") + cuda_error_text(launched));
   }
   ++replays_;
   RuntimeStats::instance().graph_replays.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
-Status CudaGraphCache::run(const std::vector<int64_t>& shape_key, const std::vector<void*>& addresses,
-                           cudaStream_t stream, const Enqueue& enqueue,
-                           const std::function<bool()>& capturable) {
+Status CudaGraphCache::run(const std::vector<int64_t>& shape_key,
+                           const std::vector<void*>& addresses, cudaStream_t stream,
+                           const Enqueue& enqueue, const std::function<bool()>& capturable) {
   auto it = entries_.begin();
   while (it != entries_.end() && it->key != shape_key) {
     ++it;
@@ -123,7 +124,8 @@ void CudaGraphCache::give_up(Entry& entry, const std::string& why) {
   entry.cannot_capture = true;
   release(entry);
   if (!warned_) {
-    TTE_LOG(WARNING, "CUDA graph capture failed (%s); these shapes run without a graph", why.c_str());
+    TTE_LOG(WARNING, "CUDA graph capture failed (%s); these shapes run without a graph",
+            why.c_str());
     warned_ = true;
   } else {
     TTE_LOG(DEBUG, "CUDA graph capture failed (%s)", why.c_str());
@@ -131,13 +133,15 @@ void CudaGraphCache::give_up(Entry& entry, const std::string& why) {
   RuntimeStats::instance().graph_fallbacks.fetch_add(1, std::memory_order_relaxed);
 }
 
-cudaGraph_t CudaGraphCache::capture(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
-                                    const Enqueue& enqueue, const std::function<bool()>& capturable) {
+cudaGraph_t CudaGraphCache::capture(Entry& entry, const std::vector<void*>& addresses,
+                                    cudaStream_t stream, const Enqueue& enqueue,
+                                    const std::function<bool()>& capturable) {
   if (!capturable()) {
     entry.cannot_capture = true;
     release(entry);
     RuntimeStats::instance().graph_uncapturable.fetch_add(1, std::memory_order_relaxed);
-    TTE_LOG(DEBUG, "the engine says this enqueue cannot be captured; these shapes run without a graph");
+    TTE_LOG(DEBUG,
+            "the engine says this enqueue cannot be captured; these shapes run without a graph");
     return nullptr;
   }
   std::string why;
@@ -195,8 +199,9 @@ bool CudaGraphCache::instantiate(Entry& entry, cudaGraph_t graph) {
   return true;
 }
 
-Status CudaGraphCache::run_moved(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
-                                 const Enqueue& enqueue, const std::function<bool()>& capturable) {
+Status CudaGraphCache::run_moved(Entry& entry, const std::vector<void*>& addresses,
+                                 cudaStream_t stream, const Enqueue& enqueue,
+                                 const std::function<bool()>& capturable) {
   cudaGraph_t graph = capture(entry, addresses, stream, enqueue, capturable);
   if (graph == nullptr) {
     return run_plain(addresses, enqueue);

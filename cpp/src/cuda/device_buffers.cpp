@@ -207,8 +207,8 @@ cudaError_t HostDeviceStager::host_to_device(void* dst, const void* src, size_t 
     status = cudaEventSynchronize(chunk_free_[chunk]);
     if (status == cudaSuccess) {
       std::memcpy(chunks_[chunk].data(), in + offset, n);
-      status = cudaMemcpyAsync(out + offset, chunks_[chunk].data(), n, cudaMemcpyHostToDevice,
-                               stream);
+      status =
+          cudaMemcpyAsync(out + offset, chunks_[chunk].data(), n, cudaMemcpyHostToDevice, stream);
     }
     if (status == cudaSuccess) {
       status = cudaEventRecord(chunk_free_[chunk], stream);
@@ -237,8 +237,8 @@ cudaError_t HostDeviceStager::device_to_host(void* dst, const void* src, size_t 
     const size_t offset = index * kChunkBytes;
     const size_t n = std::min(kChunkBytes, bytes - offset);
     const size_t chunk = index % 2;
-    cudaError_t s = cudaMemcpyAsync(chunks_[chunk].data(), in + offset, n,
-                                    cudaMemcpyDeviceToHost, stream);
+    cudaError_t s =
+        cudaMemcpyAsync(chunks_[chunk].data(), in + offset, n, cudaMemcpyDeviceToHost, stream);
     return s == cudaSuccess ? cudaEventRecord(chunk_free_[chunk], stream) : s;
   };
   status = issue(0);

@@ -32,7 +32,9 @@ Status BackendOptionsMap::build(const std::vector<BackendOptionValue>& values) {
     et::BackendOption option;
     std::memcpy(option.key, value.key.data(), value.key.size());
     switch (value.type) {
-      case TTE_OPTION_BOOL: option.value = value.int_value != 0; break;
+      case TTE_OPTION_BOOL:
+        option.value = value.int_value != 0;
+        break;
       case TTE_OPTION_INT:
         if (value.int_value < std::numeric_limits<int>::min() ||
             value.int_value > std::numeric_limits<int>::max()) {

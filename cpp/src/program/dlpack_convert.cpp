@@ -68,10 +68,14 @@ MemorySpace memory_space(DLDeviceType device_type) {
 
 std::string device_name(DLDevice device) {
   switch (device.device_type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda:" + std::to_string(device.device_id);
-    case kDLCUDAHost: return "cuda_host";
-    case kDLCUDAManaged: return "cuda_managed:" + std::to_string(device.device_id);
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda:" + std::to_string(device.device_id);
+    case kDLCUDAHost:
+      return "cuda_host";
+    case kDLCUDAManaged:
+      return "cuda_managed:" + std::to_string(device.device_id);
     default:
       return "device type " + std::to_string(static_cast<int>(device.device_type)) + ":" +
              std::to_string(device.device_id);

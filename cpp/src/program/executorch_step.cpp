@@ -74,8 +74,7 @@ std::string explain_load_method(Error error, bool has_data_files) {
              "dtype or a delegate option ExecuTorch " TTE_EXECUTORCH_VERSION_STRING
              " lacks): export it with that version";
     case Error::Internal:
-      return std::string("a kernel or delegate failed while the method was initialized") +
-             kSeeLog;
+      return std::string("a kernel or delegate failed while the method was initialized") + kSeeLog;
     default:
       return std::string("ExecuTorch found the method's plan inconsistent: the program") +
              (has_data_files ? " or a .ptd given with it" : "") +
@@ -130,8 +129,8 @@ std::string explain_execute(Error error) {
 // The status code of a bare Error at a step: a damaged plan is the
 // program's fault, not the caller's argument.
 TteStatus code_at(ProgramStep step, Error error) {
-  const bool reading =
-      step == ProgramStep::kOpen || step == ProgramStep::kMethodMeta || step == ProgramStep::kLoadMethod;
+  const bool reading = step == ProgramStep::kOpen || step == ProgramStep::kMethodMeta ||
+                       step == ProgramStep::kLoadMethod;
   if (reading && (error == Error::InvalidArgument || error == Error::InvalidType ||
                   error == Error::InvalidState)) {
     return TTE_ERROR_INVALID_PROGRAM;
@@ -157,16 +156,20 @@ Status damaged_method_meta(Error error, const std::string& what) {
 
 std::string explain_executorch_error(ProgramStep step, Error error, bool has_data_files) {
   switch (step) {
-    case ProgramStep::kOpen: return explain_open(error, has_data_files);
+    case ProgramStep::kOpen:
+      return explain_open(error, has_data_files);
     case ProgramStep::kMethodMeta:
       return "the method's description in the program is damaged: export the program again";
-    case ProgramStep::kLoadMethod: return explain_load_method(error, has_data_files);
-    case ProgramStep::kSetInput: return explain_set_input(error);
+    case ProgramStep::kLoadMethod:
+      return explain_load_method(error, has_data_files);
+    case ProgramStep::kSetInput:
+      return explain_set_input(error);
     case ProgramStep::kSetOutput:
       return "ExecuTorch refused the buffer the Program API gave the output (its size or place "
              "does not fit the output's metadata): the method's output description is damaged; "
              "export the program again";
-    case ProgramStep::kExecute: return explain_execute(error);
+    case ProgramStep::kExecute:
+      return explain_execute(error);
   }
   return "ExecuTorch failed";
 }

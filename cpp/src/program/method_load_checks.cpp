@@ -43,8 +43,8 @@ Status check_device_arenas(const et::MethodMeta& meta, const std::string& method
     }
     if (bytes > free_bytes) {
       return Status(TTE_ERROR_OUT_OF_MEMORY,
-                    "method '" + method + "' plans " + byte_count_text(bytes) + " on cuda:" +
-                        std::to_string(index) + ", more than the device has free (" +
+                    "method '" + method + "' plans " + byte_count_text(bytes) +
+                        " on cuda:" + std::to_string(index) + ", more than the device has free (" +
                         byte_count_text(free_bytes) + " of " + byte_count_text(total_bytes) +
                         "): free device memory, or run it on a larger device");
     }
@@ -66,8 +66,8 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
         error = (is_input ? meta.input_tensor_meta(i) : meta.output_tensor_meta(i)).error();
       }
       if (error != et::Error::Ok) {
-        return damaged_method_meta(error, std::string("method '") + method + "': " +
-                                              (is_input ? "input " : "output ") +
+        return damaged_method_meta(error, std::string("method '") + method +
+                                              "': " + (is_input ? "input " : "output ") +
                                               std::to_string(i) + " cannot be read");
       }
     }
@@ -124,8 +124,7 @@ Status check_method_before_load(const et::MethodMeta& meta, const std::string& m
     if (cuda_device_count() == 0) {
       return Status(
           TTE_ERROR_NO_DEVICE,
-          where +
-              ", but this process sees no CUDA device (" + cuda_unavailable_reason() +
+          where + ", but this process sees no CUDA device (" + cuda_unavailable_reason() +
               "): run it on a machine with an NVIDIA GPU, or export the program with host I/O");
     }
     if (device->index() >= cuda_device_count()) {

@@ -32,7 +32,8 @@ std::unique_ptr<PlannedHostArenas> PlannedHostArenas::make(const et::MethodMeta&
     const size_t bytes = static_cast<size_t>(*size);
     PinnedHostBuffer& buffer = arenas->buffers_[i];
     if (buffer.reserve(bytes) != cudaSuccess) {
-      TTE_LOG(INFO, "method '%s': no page-locked memory for its %zu-byte arena; keeping pageable arenas",
+      TTE_LOG(INFO,
+              "method '%s': no page-locked memory for its %zu-byte arena; keeping pageable arenas",
               meta.name(), bytes);
       return nullptr;
     }

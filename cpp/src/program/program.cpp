@@ -13,10 +13,10 @@
 #include "cuda/caller_stream.h"
 #include "program/etdump_writer.h"
 #include "program/executorch_step.h"
+#include "program/method_load_checks.h"
 #include "program/program_inputs.h"
 #include "program/program_metadata.h"
 #include "program/program_outputs.h"
-#include "program/method_load_checks.h"
 
 namespace tte {
 
@@ -194,9 +194,9 @@ Status Program::load_method_once(const std::string& method, MethodState& slot) {
     for (const DelegateRecord& record : slot.records) {
       delegate_failed = delegate_failed || !record.error.empty();
     }
-    status = step.failed(error, "cannot load method '" + method + "'",
-                         delegate_failed ? "TensorRTBackend delegate: " : "",
-                         opened_.has_data_files);
+    status =
+        step.failed(error, "cannot load method '" + method + "'",
+                    delegate_failed ? "TensorRTBackend delegate: " : "", opened_.has_data_files);
     std::string message = status.message();
     if (meta->uses_backend(TTE_BACKEND_NAME)) {
       if (et::get_backend_class(TTE_BACKEND_NAME) == nullptr) {

@@ -85,7 +85,8 @@ Status restore_home(InputContext& context, size_t index, const Tensor& target,
   const et::Error error = et::internal::set_tensor_data(target, spec.home, spec.home_bytes);
   if (error != et::Error::Ok) {
     return step.failed(error, "pointing " + io_label(context.state->name, true, index, spec.name) +
-                                  " back at its planned memory (" + std::to_string(spec.home_bytes) +
+                                  " back at its planned memory (" +
+                                  std::to_string(spec.home_bytes) +
                                   " bytes) after a run that read the caller's memory failed");
   }
   return Status::Ok();
@@ -114,9 +115,9 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   // The rank is checked before the shape array is read: a producer's ndim
   // says nothing about how many values its shape array really holds.
   if (tensor->ndim < 0 || static_cast<size_t>(tensor->ndim) != rank) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  label() + ": expected rank " + std::to_string(rank) + " (shape " +
-                      format_dims(spec.bounds) + "), got rank " + std::to_string(tensor->ndim));
+    return Status(TTE_ERROR_INVALID_ARGUMENT, label() + ": expected rank " + std::to_string(rank) +
+                                                  " (shape " + format_dims(spec.bounds) +
+                                                  "), got rank " + std::to_string(tensor->ndim));
   }
   if (rank > kMaxRank) {
     return Status(TTE_ERROR_NOT_SUPPORTED, label() + " has rank " + std::to_string(rank) +
@@ -146,9 +147,8 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   int64_t expected_strides[kMaxRank];
   dense_strides(dims, spec.dim_order.data(), rank, expected_strides);
   if (!strides_match(*tensor, expected_strides)) {
-    const std::string strides = tensor->strides == nullptr
-                                    ? std::string("row-major")
-                                    : format_dims(tensor->strides, rank);
+    const std::string strides =
+        tensor->strides == nullptr ? std::string("row-major") : format_dims(tensor->strides, rank);
     return Status(TTE_ERROR_INVALID_ARGUMENT,
                   label() + " is not contiguous (strides " + strides + ", expected " +
                       format_dims(expected_strides, rank) + " for shape " +
@@ -216,7 +216,8 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
     ExecuTorchStep step(ProgramStep::kSetInput);
     const et::Error error = et::resize_tensor(target, {sizes, rank});
     if (error != et::Error::Ok) {
-      return step.failed(error, "resizing " + label() + " to " + format_dims(dims, rank) + " failed");
+      return step.failed(error,
+                         "resizing " + label() + " to " + format_dims(dims, rank) + " failed");
     }
     return copy_async(target.mutable_data_ptr(), source, nbytes, context, label());
   }
@@ -251,7 +252,9 @@ Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
   et::EValue value;
   bool matches = false;
   switch (expected) {
-    case et::Tag::None: matches = input.tag == TTE_VALUE_NONE; break;
+    case et::Tag::None:
+      matches = input.tag == TTE_VALUE_NONE;
+      break;
     case et::Tag::Int:
       matches = input.tag == TTE_VALUE_INT;
       value = et::EValue(input.int_value);
@@ -275,11 +278,12 @@ Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
   ExecuTorchStep step(ProgramStep::kSetInput);
   const et::Error error = context.method->set_input(value, index);
   if (error != et::Error::Ok) {
-    return step.failed(error, "setting " + label() + " failed" +
-                                  (expected == et::Tag::None
-                                       ? std::string()
-                                       : std::string(" (ExecuTorch requires a ") + tag_name(expected) +
-                                             " input to equal the value the program was exported with)"));
+    return step.failed(error,
+                       "setting " + label() + " failed" +
+                           (expected == et::Tag::None
+                                ? std::string()
+                                : std::string(" (ExecuTorch requires a ") + tag_name(expected) +
+                                      " input to equal the value the program was exported with)"));
   }
   return Status::Ok();
 }
@@ -344,14 +348,15 @@ Status set_method_inputs(et::Method& method, MethodState& state, const TteInput*
                             ": expected a tensor, got " + value_tag_name(inputs[i].tag));
       } else {
         // For a tensor, int_value carries its DLPack flags (c_api.h).
-        const bool read_only = (static_cast<uint64_t>(inputs[i].int_value) &
-                                DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+        const bool read_only =
+            (static_cast<uint64_t>(inputs[i].int_value) & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
         status = set_tensor_input(context, state.input_specs[i], i, inputs[i].tensor, read_only);
       }
     } else if (tag == et::Tag::String) {
       // plan_method_inputs could not read this input's declaration.
-      status = damaged_method_meta(et::Error::InvalidProgram,
-                                   "cannot read the declaration of " + io_label(state.name, true, i, ""));
+      status =
+          damaged_method_meta(et::Error::InvalidProgram, "cannot read the declaration of " +
+                                                             io_label(state.name, true, i, ""));
     } else {
       status = set_scalar_input(context, tag, i, inputs[i]);
     }

@@ -28,9 +28,9 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
                  const AlignedHostBuffer** copy) {
   AlignedHostBuffer buffer;
   if (buffer.reserve(size) != cudaSuccess) {
-    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
-                  std::string("cannot copy the ") + what + " (" + std::to_string(size) +
-                      " bytes of host memory)");
+    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY, std::string("cannot copy the ") + what + " (" +
+                                                    std::to_string(size) +
+                                                    " bytes of host memory)");
   }
   if (size > 0) {
     std::memcpy(buffer.data(), data, size);
@@ -49,10 +49,12 @@ Status file_loader(const WatchedFile& file, const char* what, bool track_segment
   ExecuTorchStep step(ProgramStep::kOpen);
   auto loader = FileDataLoader::from(file.path().c_str());
   if (!loader.ok()) {
-    return step.failed(loader.error(), std::string("cannot open ") + what + " '" + file.path() + "'");
+    return step.failed(loader.error(),
+                       std::string("cannot open ") + what + " '" + file.path() + "'");
   }
   if (track_segments && file.settled()) {
-    *out = std::make_unique<TrackedFileLoader>(std::move(*loader), file.path(), file.identity_key());
+    *out =
+        std::make_unique<TrackedFileLoader>(std::move(*loader), file.path(), file.identity_key());
   } else {
     *out = std::make_unique<FileDataLoader>(std::move(*loader));
   }
@@ -73,9 +75,8 @@ std::unique_ptr<et::EventTracer> make_tracer(const ProgramOptions& options) {
 // (LoadMode::File), never mapped.
 Status make_module(const ProgramSource& source, const ProgramOptions& options, OpenedProgram* out) {
   if (source.is_file() && options.data_buffers.empty() && options.data_paths.size() > 1) {
-    out->module = std::make_unique<ProgramModule>(source.path, options.data_paths,
-                                                  ProgramModule::LoadMode::File,
-                                                  make_tracer(options));
+    out->module = std::make_unique<ProgramModule>(
+        source.path, options.data_paths, ProgramModule::LoadMode::File, make_tracer(options));
     return Status::Ok();
   }
   if (options.data_buffers.size() + options.data_paths.size() > 1) {
@@ -177,7 +178,8 @@ Status read_flatbuffer(const WatchedFile& file, Extent extent, std::vector<uint8
 // the watched files, then the caller's buffers. Keys without a tensor
 // layout go to `keys_without_layout`, for check_fields.
 Status check_data_files(const ProgramSource& source, const ProgramOptions& options,
-                        const OpenedProgram& opened, std::vector<std::string>* keys_without_layout) {
+                        const OpenedProgram& opened,
+                        std::vector<std::string>* keys_without_layout) {
   for (size_t i = source.is_file() ? 1 : 0; i < opened.files.size(); ++i) {
     const WatchedFile& file = *opened.files[i];
     const std::string label = "data file '" + file.path() + "'";
@@ -191,8 +193,8 @@ Status check_data_files(const ProgramSource& source, const ProgramOptions& optio
       status = read_flatbuffer(file, data_file_flatbuffer_extent, &flatbuffer);
     }
     if (status.ok()) {
-      status = check_data_file_fields(flatbuffer.data(), flatbuffer.size(), label,
-                                      keys_without_layout);
+      status =
+          check_data_file_fields(flatbuffer.data(), flatbuffer.size(), label, keys_without_layout);
     }
     if (!status.ok()) {
       return status;

@@ -16,8 +16,8 @@ using et::etensor::DeviceType;
 
 std::string io_label(const std::string& method, bool is_input, size_t index,
                      const std::string& name) {
-  std::string label = std::string(is_input ? "input " : "output ") + std::to_string(index) +
-                      " of '" + method + "'";
+  std::string label =
+      std::string(is_input ? "input " : "output ") + std::to_string(index) + " of '" + method + "'";
   if (!name.empty()) {
     label += " ('" + printable(name) + "')";
   }
@@ -26,35 +26,54 @@ std::string io_label(const std::string& method, bool is_input, size_t index,
 
 const char* tag_name(et::Tag tag) {
   switch (tag) {
-    case et::Tag::None: return "none";
-    case et::Tag::Tensor: return "tensor";
-    case et::Tag::String: return "string";
-    case et::Tag::Double: return "double";
-    case et::Tag::Int: return "int";
-    case et::Tag::Bool: return "bool";
-    default: return "list";
+    case et::Tag::None:
+      return "none";
+    case et::Tag::Tensor:
+      return "tensor";
+    case et::Tag::String:
+      return "string";
+    case et::Tag::Double:
+      return "double";
+    case et::Tag::Int:
+      return "int";
+    case et::Tag::Bool:
+      return "bool";
+    default:
+      return "list";
   }
 }
 
 const char* value_tag_name(TteValueTag tag) {
   switch (tag) {
-    case TTE_VALUE_NONE: return "none";
-    case TTE_VALUE_TENSOR: return "tensor";
-    case TTE_VALUE_INT: return "int";
-    case TTE_VALUE_DOUBLE: return "double";
-    case TTE_VALUE_BOOL: return "bool";
-    default: return "other";
+    case TTE_VALUE_NONE:
+      return "none";
+    case TTE_VALUE_TENSOR:
+      return "tensor";
+    case TTE_VALUE_INT:
+      return "int";
+    case TTE_VALUE_DOUBLE:
+      return "double";
+    case TTE_VALUE_BOOL:
+      return "bool";
+    default:
+      return "other";
   }
 }
 
 TteValueTag value_tag(et::Tag tag) {
   switch (tag) {
-    case et::Tag::None: return TTE_VALUE_NONE;
-    case et::Tag::Tensor: return TTE_VALUE_TENSOR;
-    case et::Tag::Int: return TTE_VALUE_INT;
-    case et::Tag::Double: return TTE_VALUE_DOUBLE;
-    case et::Tag::Bool: return TTE_VALUE_BOOL;
-    default: return TTE_VALUE_OTHER;
+    case et::Tag::None:
+      return TTE_VALUE_NONE;
+    case et::Tag::Tensor:
+      return TTE_VALUE_TENSOR;
+    case et::Tag::Int:
+      return TTE_VALUE_INT;
+    case et::Tag::Double:
+      return TTE_VALUE_DOUBLE;
+    case et::Tag::Bool:
+      return TTE_VALUE_BOOL;
+    default:
+      return TTE_VALUE_OTHER;
   }
 }
 
@@ -72,8 +91,8 @@ Status fill_value_info(const et::MethodMeta& meta, et::Method* loaded, bool is_i
   }
   auto tag = is_input ? meta.input_tag(index) : meta.output_tag(index);
   if (!tag.ok()) {
-    return damaged_method_meta(tag.error(), "cannot read the type of " +
-                                                io_label(meta.name(), is_input, index, ""));
+    return damaged_method_meta(
+        tag.error(), "cannot read the type of " + io_label(meta.name(), is_input, index, ""));
   }
   info->tag = value_tag(*tag);
   if (*tag != et::Tag::Tensor) {

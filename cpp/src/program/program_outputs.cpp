@@ -38,9 +38,12 @@ DLDevice output_device(const Tensor& tensor) {
   }
   const PointerInfo info = classify_pointer(tensor.const_data_ptr());
   switch (info.kind) {
-    case PointerKind::kDevice: return DLDevice{kDLCUDA, info.device};
-    case PointerKind::kManaged: return DLDevice{kDLCUDAManaged, info.device};
-    default: return DLDevice{kDLCPU, 0};
+    case PointerKind::kDevice:
+      return DLDevice{kDLCUDA, info.device};
+    case PointerKind::kManaged:
+      return DLDevice{kDLCUDAManaged, info.device};
+    default:
+      return DLDevice{kDLCPU, 0};
   }
 }
 
@@ -109,7 +112,8 @@ Status copy_output(const TensorOutput& out, void* dst, DLDevice dst_device, Queu
   const int device = out.device.device_type == kDLCPU ? dst_device.device_id : out.device.device_id;
   // A stream (the legacy default one, at least) belongs to a device: wait
   // for copies queued on another device first.
-  cudaError_t error = queued->device >= 0 && queued->device != device ? queued->wait() : cudaSuccess;
+  cudaError_t error =
+      queued->device >= 0 && queued->device != device ? queued->wait() : cudaSuccess;
   if (error == cudaSuccess) {
     DeviceGuard guard(device);
     error = cudaMemcpyAsync(dst, src, out.nbytes, cudaMemcpyDefault,
@@ -117,7 +121,8 @@ Status copy_output(const TensorOutput& out, void* dst, DLDevice dst_device, Queu
   }
   if (error != cudaSuccess) {
     cudaGetLastError();
-    return Status(TTE_ERROR_RUNTIME, "copying " + out.label() + " failed: " + cuda_error_text(error));
+    return Status(TTE_ERROR_RUNTIME,
+                  "copying " + out.label() + " failed: " + cuda_error_text(error));
   }
   queued->device = device;
   return Status::Ok();
@@ -195,8 +200,8 @@ Status caller_copy(const TensorOutput& out, const OutputOptions& options, Queued
                               ? DLDevice{kDLCUDA, out.device.device_id}
                               : out.device;
   DLManagedTensorVersioned* made = nullptr;
-  const Status allocated =
-      allocate_caller_tensor(out.label(), shape, rank, out.dtype, device, out.nbytes, options, &made);
+  const Status allocated = allocate_caller_tensor(out.label(), shape, rank, out.dtype, device,
+                                                  out.nbytes, options, &made);
   if (!allocated.ok()) {
     return allocated;
   }
@@ -215,7 +220,8 @@ Status caller_copy(const TensorOutput& out, const OutputOptions& options, Queued
 // method wrote the output there with the shape it was allocated with: the
 // output itself, nothing to copy. NULL otherwise; the tensor is then left
 // in `given`, handed back once any copy that may read it has finished.
-DLManagedTensorVersioned* written_caller_tensor(const Tensor& tensor, DLManagedTensorVersioned*& given) {
+DLManagedTensorVersioned* written_caller_tensor(const Tensor& tensor,
+                                                DLManagedTensorVersioned*& given) {
   DLManagedTensorVersioned* made = given;
   if (made == nullptr) {
     return nullptr;
@@ -263,22 +269,22 @@ Status make_tensor_output(const TensorOutput& out, const MethodState& state,
     if (out.nbytes > 0) {
       if (device.device_type == kDLCPU) {
         if (result->host_copy.reserve(out.nbytes) != cudaSuccess) {
-          return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
-                        "cannot allocate " + std::to_string(out.nbytes) + " host bytes for " +
-                            out.label());
+          return Status(
+              TTE_ERROR_HOST_OUT_OF_MEMORY,
+              "cannot allocate " + std::to_string(out.nbytes) + " host bytes for " + out.label());
         }
         dst = result->host_copy.data();
       } else {
         device = DLDevice{kDLCUDA, device.device_id};
         DeviceGuard guard(device.device_id);
-        const cudaError_t error = DeviceOutputPool::allocate(
-            &result->device_copy, out.nbytes, device.device_id,
-            static_cast<cudaStream_t>(options.stream));
+        const cudaError_t error =
+            DeviceOutputPool::allocate(&result->device_copy, out.nbytes, device.device_id,
+                                       static_cast<cudaStream_t>(options.stream));
         if (error != cudaSuccess) {
           return Status(TTE_ERROR_OUT_OF_MEMORY,
-                        "cannot allocate " + std::to_string(out.nbytes) + " bytes on cuda:" +
-                            std::to_string(device.device_id) + " for " + out.label() + " (" +
-                            cuda_error_text(error) + ")");
+                        "cannot allocate " + std::to_string(out.nbytes) +
+                            " bytes on cuda:" + std::to_string(device.device_id) + " for " +
+                            out.label() + " (" + cuda_error_text(error) + ")");
         }
         result->device = device.device_id;
         dst = result->device_copy;
@@ -312,7 +318,9 @@ Status make_output(const et::EValue& value, size_t index, MethodState& state,
                    const OutputOptions& options, QueuedCopies* queued, TteOutput* output) {
   *output = TteOutput{};
   switch (value.tag) {
-    case et::Tag::None: output->tag = TTE_VALUE_NONE; return Status::Ok();
+    case et::Tag::None:
+      output->tag = TTE_VALUE_NONE;
+      return Status::Ok();
     case et::Tag::Int:
       output->tag = TTE_VALUE_INT;
       output->int_value = value.toInt();
@@ -325,12 +333,16 @@ Status make_output(const et::EValue& value, size_t index, MethodState& state,
       output->tag = TTE_VALUE_BOOL;
       output->bool_value = value.toBool() ? 1 : 0;
       return Status::Ok();
-    case et::Tag::Tensor: break;
-    default: output->tag = TTE_VALUE_OTHER; return Status::Ok();
+    case et::Tag::Tensor:
+      break;
+    default:
+      output->tag = TTE_VALUE_OTHER;
+      return Status::Ok();
   }
   const Tensor tensor = value.toTensor();
   if (index < state.caller_outputs.size()) {
-    if (DLManagedTensorVersioned* made = written_caller_tensor(tensor, state.caller_outputs[index])) {
+    if (DLManagedTensorVersioned* made =
+            written_caller_tensor(tensor, state.caller_outputs[index])) {
       made->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
       output->tag = TTE_VALUE_TENSOR;
       output->tensor = made;
@@ -375,8 +387,8 @@ Status give_caller_buffer(et::Method& method, MethodState& state, const OutputOp
   const size_t rank = tensor.dim();
   const std::optional<DLDataType> dtype = dlpack_from_scalar_type(tensor.scalar_type());
   const size_t nbytes = tensor.nbytes();
-  if (tensor.shape_dynamism() != executorch::aten::TensorShapeDynamism::STATIC ||
-      rank > kMaxRank || !dtype || nbytes == 0) {
+  if (tensor.shape_dynamism() != executorch::aten::TensorShapeDynamism::STATIC || rank > kMaxRank ||
+      !dtype || nbytes == 0) {
     return Status::Ok();
   }
   int64_t shape[kMaxRank];
@@ -409,12 +421,14 @@ Status reserve_output_on_host(AlignedHostBuffer& buffer, size_t nbytes, const st
                               uint64_t max_planned_memory) {
   const uint64_t limit = max_planned_memory > 0 ? max_planned_memory : available_host_memory();
   if (nbytes > limit) {
-    return Status(TTE_ERROR_HOST_OUT_OF_MEMORY,
-                  label + " needs a buffer of " + byte_count_text(nbytes) + " of host memory, more than " +
-                      (max_planned_memory > 0 ? "max_planned_memory allows (" : "is available now (") +
-                      byte_count_text(limit) +
-                      "): if that size is right, open the program with max_planned_memory set to at "
-                      "least " + std::to_string(nbytes) + " (bytes)");
+    return Status(
+        TTE_ERROR_HOST_OUT_OF_MEMORY,
+        label + " needs a buffer of " + byte_count_text(nbytes) + " of host memory, more than " +
+            (max_planned_memory > 0 ? "max_planned_memory allows (" : "is available now (") +
+            byte_count_text(limit) +
+            "): if that size is right, open the program with max_planned_memory set to at "
+            "least " +
+            std::to_string(nbytes) + " (bytes)");
   }
   if (buffer.reserve(nbytes) != cudaSuccess) {
     return Status(TTE_ERROR_HOST_OUT_OF_MEMORY, "cannot allocate " + std::to_string(nbytes) +
@@ -470,8 +484,8 @@ Status give_output_buffers(et::Method& method, MethodState& state, const OutputO
     } else {
       if (buffer.host_refused.ok() &&
           (buffer.host.data() == nullptr || buffer.host.capacity() < nbytes)) {
-        buffer.host_refused = reserve_output_on_host(buffer.host, nbytes, label,
-                                                     options.max_planned_memory);
+        buffer.host_refused =
+            reserve_output_on_host(buffer.host, nbytes, label, options.max_planned_memory);
       }
       if (!buffer.host_refused.ok()) {
         release_caller_outputs(state);
@@ -490,9 +504,8 @@ Status give_output_buffers(et::Method& method, MethodState& state, const OutputO
   return Status::Ok();
 }
 
-Status collect_method_outputs(et::Method& method, MethodState& state,
-                              const OutputOptions& options, TteOutput* outputs,
-                              size_t num_outputs) {
+Status collect_method_outputs(et::Method& method, MethodState& state, const OutputOptions& options,
+                              TteOutput* outputs, size_t num_outputs) {
   QueuedCopies queued{options.stream};
   Status status;
   for (size_t i = 0; i < num_outputs && status.ok(); ++i) {

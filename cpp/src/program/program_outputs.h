@@ -21,7 +21,7 @@ void plan_output_buffers(executorch::runtime::Method& method, MethodState& state
 
 struct OutputOptions {
   bool copy = true;
-  void* stream = nullptr;  // a cudaStream_t for device copies (NULL: legacy default)
+  void* stream = nullptr;                 // a cudaStream_t for device copies (NULL: legacy default)
   TteOutputAllocator allocate = nullptr;  // owned outputs' memory, when set
   void* allocator_context = nullptr;
   // Whether `allocate` may give outputs their memory before the run
@@ -48,8 +48,7 @@ void release_caller_outputs(MethodState& state);
 // Fills `outputs` (as many as the method returns) and returns with every
 // copy finished; on failure every output is released and left NONE.
 Status collect_method_outputs(executorch::runtime::Method& method, MethodState& state,
-                              const OutputOptions& options, TteOutput* outputs,
-                              size_t num_outputs);
+                              const OutputOptions& options, TteOutput* outputs, size_t num_outputs);
 
 // Calls each tensor's deleter and resets every entry to NONE.
 void release_outputs(TteOutput* outputs, size_t count);

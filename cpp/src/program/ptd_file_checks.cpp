@@ -84,15 +84,15 @@ Status check_data_file_fields(const uint8_t* data, size_t size, const std::strin
     bool sized = true;
     for (uint32_t d = 0; d < sizes->length() && sized; ++d) {
       const auto dim = sizes->int_at(d);
-      sized = dim && *dim >= 0 &&
-              !__builtin_mul_overflow(nbytes, static_cast<uint64_t>(*dim), &nbytes);
+      sized =
+          dim && *dim >= 0 && !__builtin_mul_overflow(nbytes, static_cast<uint64_t>(*dim), &nbytes);
     }
     const uint32_t segment_index = entry->scalar<uint32_t>(1, 0);
     const auto segment =
         segment_index < segments->length() ? segments->element(segment_index) : std::nullopt;
     if (sized && segment && segment->scalar<uint64_t>(1, 0) < nbytes) {
-      return damaged(where + " ('" + printable(key->text()) + "') is a tensor of " + std::to_string(nbytes) +
-                     " bytes stored in a segment of " +
+      return damaged(where + " ('" + printable(key->text()) + "') is a tensor of " +
+                     std::to_string(nbytes) + " bytes stored in a segment of " +
                      std::to_string(segment->scalar<uint64_t>(1, 0)));
     }
   }
@@ -104,8 +104,9 @@ Status check_data_file_head(const uint8_t* head, size_t size, const std::string&
         size >= 12 ? "'" + printable(std::string(reinterpret_cast<const char*>(head) + 8, 4)) + "'"
                    : "missing (the file has " + std::to_string(size) + " bytes)";
     return Status(TTE_ERROR_INVALID_PROGRAM,
-                  "cannot load " + label + ": not an ExecuTorch data file (.ptd): its bytes 8..11 are " +
-                      found + ", where a .ptd has 'FH01': pass the .ptd written when the program "
+                  "cannot load " + label +
+                      ": not an ExecuTorch data file (.ptd): its bytes 8..11 are " + found +
+                      ", where a .ptd has 'FH01': pass the .ptd written when the program "
                       "was exported");
   }
   return Status::Ok();

@@ -83,8 +83,8 @@ Status check_kernel_dtypes(const FlatTable& plan, const FlatTable& values, uint3
       exotic = exotic || aborts_when_mixed(type);
       types.push_back(type);
     }
-    if (!exotic || std::all_of(types.begin(), types.end(),
-                               [&](ScalarType t) { return t == types.front(); })) {
+    if (!exotic ||
+        std::all_of(types.begin(), types.end(), [&](ScalarType t) { return t == types.front(); })) {
       return Status::Ok();
     }
     std::string mixed;
@@ -93,8 +93,8 @@ Status check_kernel_dtypes(const FlatTable& plan, const FlatTable& values, uint3
     }
     return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
                    ", instruction " + std::to_string(i) + " calls " +
-                   operator_name(plan, call->scalar<int32_t>(0, -1)) +
-                   " with tensors of dtypes " + mixed + ", a mix ExecuTorch's kernels abort on");
+                   operator_name(plan, call->scalar<int32_t>(0, -1)) + " with tensors of dtypes " +
+                   mixed + ", a mix ExecuTorch's kernels abort on");
   });
 }
 
@@ -138,12 +138,13 @@ Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values
     const auto indices = plan.field(io);
     for (uint32_t i = 0; indices && i < indices->length(); ++i) {
       const auto index = indices->int_at(i);
-      if (index && *index >= 0 && static_cast<uint32_t>(*index) < given.size()) given[*index] = true;
+      if (index && *index >= 0 && static_cast<uint32_t>(*index) < given.size())
+        given[*index] = true;
     }
   }
   for_each_instruction(plan, [&](uint32_t, uint32_t, const FlatTable& instruction) {
-    const auto move = instruction.scalar<uint8_t>(0, 0) == kMoveCall ? instruction.field(1)
-                                                                      : std::nullopt;
+    const auto move =
+        instruction.scalar<uint8_t>(0, 0) == kMoveCall ? instruction.field(1) : std::nullopt;
     const int32_t to = move ? move->scalar<int32_t>(1, -1) : -1;
     if (to >= 0 && static_cast<uint32_t>(to) < given.size()) given[to] = true;
     return Status::Ok();
@@ -151,8 +152,8 @@ Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values
   const auto unbacked = [&](int32_t index) {
     if (index < 0 || static_cast<uint32_t>(index) >= values.length() || given[index]) return false;
     const auto value = values.element(static_cast<uint32_t>(index));
-    const auto tensor = value && value->scalar<uint8_t>(0, 0) == kTensorValue ? value->field(1)
-                                                                             : std::nullopt;
+    const auto tensor =
+        value && value->scalar<uint8_t>(0, 0) == kTensorValue ? value->field(1) : std::nullopt;
     return tensor && !tensor_has_memory(*tensor);
   };
   return for_each_instruction(plan, [&](uint32_t c, uint32_t i, const FlatTable& instruction) {
@@ -200,8 +201,8 @@ std::string planned_tensor_outside_arena(const FlatTable& tensor, ScalarType typ
   const auto info = tensor.field(6);
   if (!info) return "";
   const uint32_t memory_id = info->scalar<uint32_t>(0, 0);
-  const uint64_t offset = static_cast<uint64_t>(info->scalar<uint32_t>(2, 0)) << 32 |
-                          info->scalar<uint32_t>(1, 0);
+  const uint64_t offset =
+      static_cast<uint64_t>(info->scalar<uint32_t>(2, 0)) << 32 | info->scalar<uint32_t>(1, 0);
   const uint32_t declared = arenas ? arenas->length() : 0;
   if (memory_id == 0 || memory_id >= declared) {
     return "a memory-planned tensor is placed in memory id " + std::to_string(memory_id) +
@@ -219,7 +220,8 @@ std::string planned_tensor_outside_arena(const FlatTable& tensor, ScalarType typ
     bytes *= static_cast<uint64_t>(dim);
   }
   const int64_t arena = arenas->int64_at(memory_id).value_or(-1);
-  if (arena < 0 || offset > static_cast<uint64_t>(arena) || bytes > static_cast<uint64_t>(arena) - offset) {
+  if (arena < 0 || offset > static_cast<uint64_t>(arena) ||
+      bytes > static_cast<uint64_t>(arena) - offset) {
     return "a memory-planned tensor of " + std::to_string(bytes) + " bytes at offset " +
            std::to_string(offset) + " lies outside its arena (memory id " +
            std::to_string(memory_id) + ", " + std::to_string(arena) + " bytes)";
@@ -332,13 +334,13 @@ Status check_program_head(const uint8_t* head, size_t size, uint64_t file_size,
   }
   const std::string found(reinterpret_cast<const char*>(head) + 4, 4);
   if (found != kIdentifier) {
-    const bool other_version = found[0] == 'E' && found[1] == 'T' && std::isdigit(found[2]) &&
-                               std::isdigit(found[3]);
+    const bool other_version =
+        found[0] == 'E' && found[1] == 'T' && std::isdigit(found[2]) && std::isdigit(found[3]);
     if (other_version) {
       return Status(TTE_ERROR_NOT_SUPPORTED,
                     "cannot load " + label + ": it is an ExecuTorch program in format " + found +
-                        ", and this runtime (ExecuTorch " TTE_EXECUTORCH_VERSION_STRING
-                        ") reads " + kIdentifier + ": export it again with that version");
+                        ", and this runtime (ExecuTorch " TTE_EXECUTORCH_VERSION_STRING ") reads " +
+                        kIdentifier + ": export it again with that version");
     }
     return Status(TTE_ERROR_INVALID_PROGRAM,
                   "cannot load " + label +
@@ -350,8 +352,7 @@ Status check_program_head(const uint8_t* head, size_t size, uint64_t file_size,
     return Status(TTE_ERROR_INVALID_PROGRAM,
                   "cannot load " + label + ": its header gives a " +
                       std::to_string(read_le64(head + 16)) + "-byte program, but it has " +
-                      std::to_string(file_size) +
-                      " bytes (truncated?): copy or export it again");
+                      std::to_string(file_size) + " bytes (truncated?): copy or export it again");
   }
   return Status::Ok();
 }

@@ -23,7 +23,9 @@ class TrackedFileLoader final : public executorch::runtime::DataLoader {
   // inode differ) leaves its segments unrecorded, so they are hashed.
   TrackedFileLoader(executorch::extension::FileDataLoader inner, std::string path,
                     std::string file_identity)
-      : inner_(std::move(inner)), path_(std::move(path)), file_identity_(std::move(file_identity)) {}
+      : inner_(std::move(inner)),
+        path_(std::move(path)),
+        file_identity_(std::move(file_identity)) {}
 
   executorch::runtime::Result<executorch::runtime::FreeableBuffer> load(
       size_t offset, size_t size, const SegmentInfo& segment_info) const override;

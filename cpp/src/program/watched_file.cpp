@@ -13,7 +13,7 @@ namespace {
 
 // statx of `path` (fd < 0) or of `fd`; false with errno set on failure.
 bool identify(int fd, const std::string& path, WatchedFile::Identity* out) {
-  struct statx info {};
+  struct statx info{};
   const int result = fd >= 0 ? ::statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &info)
                              : ::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS, &info);
   if (result != 0) {
@@ -56,7 +56,8 @@ Status not_a_file(const char* what, const std::string& path, const char* kind) {
 Status cannot_open(const char* what, const std::string& path, int error) {
   const std::string where = "cannot open " + quoted(what, path) + ": ";
   switch (error) {
-    case ENOENT: return Status(TTE_ERROR_NOT_FOUND, where + "it does not exist");
+    case ENOENT:
+      return Status(TTE_ERROR_NOT_FOUND, where + "it does not exist");
     case ELOOP:
       return Status(TTE_ERROR_INVALID_ARGUMENT,
                     where + "its symbolic links form a loop (or nest too deep)");
@@ -67,7 +68,8 @@ Status cannot_open(const char* what, const std::string& path, int error) {
     case EPERM:
       return Status(TTE_ERROR_NOT_FOUND,
                     where + "permission denied: make it readable by this user");
-    default: return Status(TTE_ERROR_NOT_FOUND, where + std::strerror(error));
+    default:
+      return Status(TTE_ERROR_NOT_FOUND, where + std::strerror(error));
   }
 }
 
@@ -129,21 +131,19 @@ bool WatchedFile::current_identity_key(const std::string& path, std::string* out
 Status WatchedFile::unchanged(bool path_too) const {
   Identity now;
   const bool same_file = identify(fd_, path_, &now) && now.size == opened_.size &&
-                         now.mtime_sec == opened_.mtime_sec &&
-                         now.mtime_nsec == opened_.mtime_nsec;
+                         now.mtime_sec == opened_.mtime_sec && now.mtime_nsec == opened_.mtime_nsec;
   Identity named;
-  const bool same_path = !path_too || (identify(-1, path_, &named) &&
-                                       named.dev_major == opened_.dev_major &&
-                                       named.dev_minor == opened_.dev_minor &&
-                                       named.inode == opened_.inode);
+  const bool same_path =
+      !path_too || (identify(-1, path_, &named) && named.dev_major == opened_.dev_major &&
+                    named.dev_minor == opened_.dev_minor && named.inode == opened_.inode);
   if (same_file && same_path) {
     return Status::Ok();
   }
   std::string how;
   if (!same_file) {
     how = now.size == opened_.size ? "was rewritten"
-                                   : "changed size from " + std::to_string(opened_.size) +
-                                         " to " + std::to_string(now.size) + " bytes";
+                                   : "changed size from " + std::to_string(opened_.size) + " to " +
+                                         std::to_string(now.size) + " bytes";
   } else {
     how = "was replaced by another file";
   }
@@ -157,8 +157,8 @@ Status WatchedFile::read(uint64_t offset, size_t size, std::vector<uint8_t>* out
   out->resize(size);
   size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::pread(fd_, out->data() + done, size - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd_, out->data() + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) {
       continue;
     }

@@ -10,18 +10,30 @@ namespace {
 // The class names of torch_tensorrt_executorch_runtime.errors._BY_STATUS.
 const char* error_type(TteStatus status) {
   switch (status) {
-    case TTE_ERROR_INVALID_ARGUMENT: return "InvalidArgumentError";
-    case TTE_ERROR_NOT_ACCEPTED: return "NotAcceptedError";
-    case TTE_ERROR_RUNTIME: return "ExecutionError";
-    case TTE_ERROR_OUT_OF_MEMORY: return "DeviceOutOfMemoryError";
-    case TTE_ERROR_NO_DEVICE: return "NoDeviceError";
-    case TTE_ERROR_NOT_SUPPORTED: return "NotSupportedError";
-    case TTE_ERROR_NOT_FOUND: return "NotFoundError";
-    case TTE_ERROR_INVALID_PROGRAM: return "InvalidProgramError";
-    case TTE_ERROR_INTERNAL: return "InternalError";
-    case TTE_ERROR_INVALID_STATE: return "InvalidStateError";
-    case TTE_ERROR_HOST_OUT_OF_MEMORY: return "HostOutOfMemoryError";
-    default: return "Error";
+    case TTE_ERROR_INVALID_ARGUMENT:
+      return "InvalidArgumentError";
+    case TTE_ERROR_NOT_ACCEPTED:
+      return "NotAcceptedError";
+    case TTE_ERROR_RUNTIME:
+      return "ExecutionError";
+    case TTE_ERROR_OUT_OF_MEMORY:
+      return "DeviceOutOfMemoryError";
+    case TTE_ERROR_NO_DEVICE:
+      return "NoDeviceError";
+    case TTE_ERROR_NOT_SUPPORTED:
+      return "NotSupportedError";
+    case TTE_ERROR_NOT_FOUND:
+      return "NotFoundError";
+    case TTE_ERROR_INVALID_PROGRAM:
+      return "InvalidProgramError";
+    case TTE_ERROR_INTERNAL:
+      return "InternalError";
+    case TTE_ERROR_INVALID_STATE:
+      return "InvalidStateError";
+    case TTE_ERROR_HOST_OUT_OF_MEMORY:
+      return "HostOutOfMemoryError";
+    default:
+      return "Error";
   }
 }
 

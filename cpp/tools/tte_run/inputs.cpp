@@ -21,14 +21,18 @@ bool can_write_one(DLDataType dtype) {
     case kDLUInt:
     case kDLFloat:
     case kDLBfloat:
-    case kDLComplex: return true;
-    default: return false;
+    case kDLComplex:
+      return true;
+    default:
+      return false;
   }
 }
 
 void write_one(DLDataType dtype, uint8_t* p) {
   switch (dtype.code) {
-    case kDLBool: *p = 1; return;
+    case kDLBool:
+      *p = 1;
+      return;
     case kDLInt:
     case kDLUInt: {
       const uint64_t one = 1;
@@ -62,7 +66,8 @@ void write_one(DLDataType dtype, uint8_t* p) {
         std::memcpy(p, &one, 8);
       }
       return;
-    default: return;
+    default:
+      return;
   }
 }
 
@@ -136,7 +141,8 @@ std::optional<std::string> make_input(const TteValueInfo& info, size_t index,
   value->input.tag = info.tag;
   char* end = nullptr;
   switch (info.tag) {
-    case TTE_VALUE_NONE: return std::nullopt;
+    case TTE_VALUE_NONE:
+      return std::nullopt;
     case TTE_VALUE_BOOL:
       if (text != "true" && text != "false" && text != "1" && text != "0") {
         return label + " is a bool: pass true or false, got '" + text + "'";
@@ -155,7 +161,8 @@ std::optional<std::string> make_input(const TteValueInfo& info, size_t index,
         return label + " is a double, got '" + text + "'";
       }
       return std::nullopt;
-    default: return label + " has a type tte-run cannot pass";
+    default:
+      return label + " has a type tte-run cannot pass";
   }
 }
 

@@ -16,10 +16,10 @@ struct NpyType {
 };
 
 constexpr NpyType kNpyTypes[] = {
-    {"b1", {kDLBool, 8, 1}},     {"u1", {kDLUInt, 8, 1}},      {"u2", {kDLUInt, 16, 1}},
-    {"u4", {kDLUInt, 32, 1}},    {"u8", {kDLUInt, 64, 1}},     {"i1", {kDLInt, 8, 1}},
-    {"i2", {kDLInt, 16, 1}},     {"i4", {kDLInt, 32, 1}},      {"i8", {kDLInt, 64, 1}},
-    {"f2", {kDLFloat, 16, 1}},   {"f4", {kDLFloat, 32, 1}},    {"f8", {kDLFloat, 64, 1}},
+    {"b1", {kDLBool, 8, 1}},     {"u1", {kDLUInt, 8, 1}},       {"u2", {kDLUInt, 16, 1}},
+    {"u4", {kDLUInt, 32, 1}},    {"u8", {kDLUInt, 64, 1}},      {"i1", {kDLInt, 8, 1}},
+    {"i2", {kDLInt, 16, 1}},     {"i4", {kDLInt, 32, 1}},       {"i8", {kDLInt, 64, 1}},
+    {"f2", {kDLFloat, 16, 1}},   {"f4", {kDLFloat, 32, 1}},     {"f8", {kDLFloat, 64, 1}},
     {"c8", {kDLComplex, 64, 1}}, {"c16", {kDLComplex, 128, 1}},
 };
 

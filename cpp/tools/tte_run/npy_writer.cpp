@@ -31,8 +31,8 @@ bool encode_npy(DLDataType dtype, const std::vector<int64_t>& shape, const void*
     dims.resize(dims.size() - 2);
   }
   if (count * dtype_size(dtype) != nbytes) {
-    *error = "shape and dtype need " + std::to_string(count * dtype_size(dtype)) +
-             " bytes, got " + std::to_string(nbytes);
+    *error = "shape and dtype need " + std::to_string(count * dtype_size(dtype)) + " bytes, got " +
+             std::to_string(nbytes);
     return false;
   }
   std::string header =
@@ -71,7 +71,8 @@ bool write_npy(const std::string& path, DLDataType dtype, const std::vector<int6
     *error = "cannot write '" + path + "': " + std::strerror(errno);
     return false;
   }
-  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  file.write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   file.close();
   if (!file) {
     *error = "writing '" + path + "' failed";

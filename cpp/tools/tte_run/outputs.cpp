@@ -54,32 +54,46 @@ T load(const uint8_t* p) {
 
 double element_value(DLDataType dtype, const uint8_t* p) {
   switch (dtype.code) {
-    case kDLBool: return *p != 0 ? 1.0 : 0.0;
+    case kDLBool:
+      return *p != 0 ? 1.0 : 0.0;
     case kDLInt:
       switch (dtype.bits) {
-        case 8: return load<int8_t>(p);
-        case 16: return load<int16_t>(p);
-        case 32: return load<int32_t>(p);
-        default: return static_cast<double>(load<int64_t>(p));
+        case 8:
+          return load<int8_t>(p);
+        case 16:
+          return load<int16_t>(p);
+        case 32:
+          return load<int32_t>(p);
+        default:
+          return static_cast<double>(load<int64_t>(p));
       }
     case kDLUInt:
       switch (dtype.bits) {
-        case 8: return load<uint8_t>(p);
-        case 16: return load<uint16_t>(p);
-        case 32: return load<uint32_t>(p);
-        default: return static_cast<double>(load<uint64_t>(p));
+        case 8:
+          return load<uint8_t>(p);
+        case 16:
+          return load<uint16_t>(p);
+        case 32:
+          return load<uint32_t>(p);
+        default:
+          return static_cast<double>(load<uint64_t>(p));
       }
     case kDLFloat:
       switch (dtype.bits) {
-        case 16: return half_to_double(load<uint16_t>(p));
-        case 32: return load<float>(p);
-        default: return load<double>(p);
+        case 16:
+          return half_to_double(load<uint16_t>(p));
+        case 32:
+          return load<float>(p);
+        default:
+          return load<double>(p);
       }
-    case kDLBfloat: return bfloat16_to_double(load<uint16_t>(p));
+    case kDLBfloat:
+      return bfloat16_to_double(load<uint16_t>(p));
     case kDLComplex:
       return dtype.bits == 64 ? static_cast<double>(load<float>(p)) + load<float>(p + 4)
                               : load<double>(p) + load<double>(p + 8);
-    default: return std::numeric_limits<double>::quiet_NaN();
+    default:
+      return std::numeric_limits<double>::quiet_NaN();
   }
 }
 
@@ -126,8 +140,10 @@ std::optional<std::string> to_host(const TteOutput& output, size_t index, HostOu
       host->checksum = output.bool_value ? 1 : 0;
       host->scalar_text = output.bool_value ? "true" : "false";
       return std::nullopt;
-    case TTE_VALUE_TENSOR: break;
-    default: return std::nullopt;
+    case TTE_VALUE_TENSOR:
+      break;
+    default:
+      return std::nullopt;
   }
   const DLTensor& tensor = output.tensor->dl_tensor;
   host->dtype = tensor.dtype;

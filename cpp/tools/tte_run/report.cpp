@@ -45,7 +45,8 @@ void print_json(const Arguments& args, const std::string& method,
         entry["tag"] = "scalar";
         entry["value"] = host[i].checksum;
         break;
-      default: entry["tag"] = host[i].tag == TTE_VALUE_NONE ? "none" : "other";
+      default:
+        entry["tag"] = host[i].tag == TTE_VALUE_NONE ? "none" : "other";
     }
     doc["outputs"].push_back(entry);
   }
@@ -79,7 +80,8 @@ void print_text(const Arguments& args, const std::string& method,
       case TTE_VALUE_BOOL:
         std::printf("output %zu: scalar %s\n", i, host[i].scalar_text.c_str());
         break;
-      default: std::printf("output %zu: %s\n", i, host[i].tag == TTE_VALUE_NONE ? "none" : "other");
+      default:
+        std::printf("output %zu: %s\n", i, host[i].tag == TTE_VALUE_NONE ? "none" : "other");
     }
   }
   std::printf(

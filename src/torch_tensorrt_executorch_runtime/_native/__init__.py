@@ -10,10 +10,9 @@ does everything else, once per program or provider.
 
 from __future__ import annotations
 
-from . import library, methods, program, providers
+from . import library, program, providers
 from .abi import BACKEND_NAME, CUDA_DEVICE_TYPES
 from .cuda_driver import DeviceBlock, driver_report, synchronize_current_context
-from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .library import (
     CUDA_MAJOR,
     CUDA_RUNTIME_FILE,
@@ -24,6 +23,7 @@ from .library import (
     plugin_path,
     tensorrt_library_dirs,
 )
+from .methods import MethodHandle, Output, set_tensor_library_hooks
 from .plugin import (
     LOG_LEVELS,
     c_api_version,

@@ -137,7 +137,8 @@ class TteError(Structure):
     _fields_ = [("code", c_int32), ("message", c_char * TTE_ERROR_MESSAGE_CAPACITY)]
 
     def text(self) -> str:
-        return self.message.decode("utf-8", errors="replace")
+        message: bytes = self.message  # a c_char array field reads as bytes
+        return message.decode("utf-8", errors="replace")
 
 
 class TteEngineLoadOptions(Structure):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import Any
 
 from ..errors import DeviceOutOfMemoryError, NoDeviceError
 from .library import cuda_driver
@@ -20,7 +21,7 @@ def driver_report() -> dict:
     if driver is None:
         return {"found": False, "version": None, "gpus": [], "detail": "libcuda.so.1 not found (no NVIDIA driver)"}
     version = ctypes.c_int()
-    result = {"found": True, "version": None, "gpus": [], "detail": ""}
+    result: dict[str, Any] = {"found": True, "version": None, "gpus": [], "detail": ""}
     if driver.cuDriverGetVersion(ctypes.byref(version)) == 0:
         result["version"] = f"{version.value // 1000}.{version.value % 1000 // 10}"
     status = driver.cuInit(0)

@@ -111,7 +111,7 @@ def executorch_lib_dir() -> Path | None:
 
 def cuda_runtime_candidates() -> list[Path]:
     """The nvidia-cuda-runtime wheel's libcudart (either of its layouts); none for the JetPack 6 build."""
-    found = []
+    found: list[Path] = []
     if not CUDA_RUNTIME_FROM_WHEELS:
         return found
     try:

@@ -16,22 +16,30 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import PluginLoadError, error_for_status
 from . import library
 
+_missing: ImportError | None
 try:
     from . import _compiled
 except ImportError as exc:
     # A source tree used beside a build (packing, reading programs) has no
     # compiled binding; only running a method needs it.
-    _compiled = None
+    # (mypy has no type for "a module or None"; _require_compiled checks.)
+    _compiled = None  # type: ignore[assignment]
     _missing = exc
-    MethodHandle = Output = type(None)
 else:
     _missing = None
+
+# The type checker sees the extension's types (_compiled.pyi); without the
+# binding, both names are a type no result is an instance of.
+if TYPE_CHECKING or _compiled is not None:
     MethodHandle = _compiled.Method
     Output = _compiled.Output
+else:
+    MethodHandle = Output = type(None)
 
 _lock = threading.Lock()
 _bound = False

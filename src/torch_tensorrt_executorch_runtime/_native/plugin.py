@@ -116,7 +116,7 @@ def log_level() -> str:
 def runtime_stats() -> dict[str, int]:
     stats = abi.TteRuntimeStats(struct_size=ctypes.sizeof(abi.TteRuntimeStats))
     lib().tte_get_runtime_stats(ctypes.byref(stats))
-    return {name: int(getattr(stats, name)) for name, _ in abi.TteRuntimeStats._fields_ if name != "struct_size"}
+    return {name: int(getattr(stats, name)) for name, *_ in abi.TteRuntimeStats._fields_ if name != "struct_size"}
 
 
 def reset_runtime_stats() -> None:

@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from ..errors import InvalidStateError
 from . import abi, methods
@@ -89,7 +90,8 @@ def open_file(path: Path, options: OpenOptions) -> ProgramHandle:
     c_options = _COptions(options)
     pointer = ctypes.c_void_p()
     call(lib().tte_program_open_file, os.fsencode(path), ctypes.byref(c_options.struct), ctypes.byref(pointer))
-    return ProgramHandle(pointer.value, str(path))
+    # Set (not NULL) once the call succeeded: `call` raised otherwise.
+    return ProgramHandle(cast(int, pointer.value), str(path))
 
 
 def open_buffer(data: bytes, options: OpenOptions) -> ProgramHandle:
@@ -103,7 +105,8 @@ def open_buffer(data: bytes, options: OpenOptions) -> ProgramHandle:
         ctypes.byref(c_options.struct),
         ctypes.byref(pointer),
     )
-    return ProgramHandle(pointer.value, f"<{len(data)} bytes>")
+    # Set (not NULL) once the call succeeded: `call` raised otherwise.
+    return ProgramHandle(cast(int, pointer.value), f"<{len(data)} bytes>")
 
 
 def close_all() -> None:
@@ -157,7 +160,8 @@ class ProgramHandle:
             for index in range(count.value):
                 name = ctypes.c_char_p()
                 call(lib().tte_program_method_name, pointer, index, ctypes.byref(name))
-                names.append(name.value.decode("utf-8"))
+                # Set (not NULL) once the call succeeded: `call` raised otherwise.
+                names.append(cast(bytes, name.value).decode("utf-8"))
             return names
 
     def describe(self) -> dict:

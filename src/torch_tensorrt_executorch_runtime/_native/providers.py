@@ -28,6 +28,7 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import (
     TTE_ERROR_NOT_SUPPORTED,
@@ -41,15 +42,19 @@ from . import abi, methods
 from .abi import TteEngineProvider
 from .plugin import call, lib, take_string
 
+if TYPE_CHECKING:
+    # The layer above, which makes these objects; only their types are needed here.
+    from ..providers.adapter import EngineAdapter, ProviderAdapter
+
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
 PROVIDER_KINDS = {"native": abi.TTE_PROVIDER_NATIVE, "python": abi.TTE_PROVIDER_PYTHON, "other": abi.TTE_PROVIDER_OTHER}
 MEMORY_KINDS = {"device": abi.TTE_MEMORY_DEVICE, "host": abi.TTE_MEMORY_HOST}
 
 _lock = threading.RLock()
-_providers: dict[int, object] = {}  # provider id -> ProviderAdapter
+_providers: dict[int, ProviderAdapter] = {}  # by provider id
 _ids_by_name: dict[str, int] = {}
-_engines: dict[int, object] = {}  # engine handle -> EngineAdapter
+_engines: dict[int, EngineAdapter] = {}  # by engine handle
 _ids = itertools.count(1)
 
 
@@ -178,7 +183,7 @@ def _num_profiles(engine, out_count, error):
 def _profile_shape(engine, profile, input_index, min_dims, opt_dims, max_dims, error):
     try:
         shapes = _engine(engine).profile_shape(profile, input_index)
-        for target, dims in zip((min_dims, opt_dims, max_dims), shapes):
+        for target, dims in zip((min_dims, opt_dims, max_dims), shapes, strict=False):
             _write_dims(target, dims)
         return 0
     except BaseException as exc:

@@ -13,6 +13,7 @@ import importlib.metadata
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from .. import _activation, _native
 from ..errors import DelegateCompatibilityError, Error
@@ -60,7 +61,7 @@ def collect() -> dict:
     except importlib.metadata.PackageNotFoundError:
         report["package_version"] = None
 
-    plugin = {"path": str(_native.plugin_path()), "loaded": False, "error": None}
+    plugin: dict[str, Any] = {"path": str(_native.plugin_path()), "loaded": False, "error": None}
     report["plugin"] = plugin
     try:
         _activation.activate()
@@ -158,7 +159,9 @@ def collect() -> dict:
     report["torch"] = _torch_version()
     # executorch.runtime imports torch (its prebuilt extension links libtorch)
     # and executorch's own dependencies; this package's API needs neither.
-    stock_missing = [name for name, present in (("torch", report["torch"]), ("executorch", executorch_version)) if not present]
+    stock_missing = [
+        name for name, present in (("torch", report["torch"]), ("executorch", executorch_version)) if not present
+    ]
     report["stock_api"] = {"module": "executorch.runtime", "missing": stock_missing}
     if report["torch"] is None:
         missing(
@@ -255,7 +258,9 @@ def format_text(report: dict) -> str:
     plugin = report["plugin"]
     lines.append(f"torch-tensorrt-executorch-runtime {report.get('package_version') or '(not installed as a package)'}")
     if plugin["loaded"]:
-        lines.append(f"plugin:        {plugin['library_path']} (version {plugin['version']}, C API {plugin['c_api_version']})")
+        lines.append(
+            f"plugin:        {plugin['library_path']} (version {plugin['version']}, C API {plugin['c_api_version']})"
+        )
         owner = plugin.get("registration_owner")
         verdict = "this plugin" if plugin.get("owns_registration") else f"ANOTHER LIBRARY: {owner}"
         lines.append(f"registration:  TensorRTBackend owned by {verdict}")
@@ -292,7 +297,8 @@ def format_text(report: dict) -> str:
         lines.append(f"CUDA runtime:  {report['cuda_runtime_loaded']} (loaded)")
     else:
         lines.append(
-            f"CUDA runtime:  {', '.join(report['cuda_runtime']) + ' (not loaded)' if report['cuda_runtime'] else 'not found'}"
+            "CUDA runtime:  "
+            + (", ".join(report["cuda_runtime"]) + " (not loaded)" if report["cuda_runtime"] else "not found")
         )
     driver = report["cuda_driver"]
     if driver["found"]:
@@ -318,7 +324,9 @@ def format_text(report: dict) -> str:
             "(this package's load(), CLI and tte-run do not)"
         )
     else:
-        lines.append(f"stock API:     {stock['module']} (torch {report['torch']}, executorch {report['executorch']['version']})")
+        lines.append(
+            f"stock API:     {stock['module']} (torch {report['torch']}, executorch {report['executorch']['version']})"
+        )
     for item in report["problems"]:
         lines.append(f"PROBLEM: {item['problem']}\n  fix: {item['fix']}")
     for item in report["missing"]:

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, TypedDict
 
 from .. import _activation, _logging, _native, pte
 from .._native import BACKEND_NAME
+from .._plan_magic import TEST_ENGINE_MAGIC
 from .._platform import this_platform
 from ..errors import DelegateCompatibilityError, Error
 from ..program import load
 from ..program.data_files import find_data_files
 from ..providers import tensorrt_python
-from .._plan_magic import TEST_ENGINE_MAGIC
 
 
 def _spec_value(value: bytes) -> str:
@@ -109,8 +110,16 @@ def collect(path: Path, *, try_load: bool = True) -> dict:
     return report
 
 
+class _Check(TypedDict):
+    """One line of the `runnable` verdict."""
+
+    check: str
+    ok: bool
+    detail: str
+
+
 def _runnable(path: Path, plugin_error: str | None, delegates, info, try_load: bool) -> dict:
-    checks = []
+    checks: list[_Check] = []
 
     def check(name: str, ok: bool, detail: str) -> None:
         checks.append({"check": name, "ok": ok, "detail": detail})
@@ -152,7 +161,7 @@ def _runnable(path: Path, plugin_error: str | None, delegates, info, try_load: b
             if has_runtime
             else tensorrt_python.INSTALL_HINT,
         )
-    verdict = {"checks": checks, "platform": platform, "cuda_devices": devices}
+    verdict: dict[str, Any] = {"checks": checks, "platform": platform, "cuda_devices": devices}
     if try_load and plugin_error is None:
         verdict["load"] = _try_load(path, info)
     failed = [c for c in checks if not c["ok"]]

@@ -10,7 +10,7 @@ from .usage import UsageError
 
 
 def _parse_dims(text: str):
-    dims = []
+    dims: list[int | tuple[int, ...] | str] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
@@ -97,7 +97,9 @@ def add_parser(sub) -> None:
     pack.add_argument("--spec", help="JSON: {\"methods\": {name: [{engine, inputs, outputs, ...}]}, \"placement\"}")
     pack.add_argument("--engine", help="a serialized engine (plan) file")
     pack.add_argument("--input", action="append", help="NAME:DTYPE:DIMS, dims comma-separated, each N or MIN-OPT-MAX")
-    pack.add_argument("--output", action="append", help="NAME:DTYPE:DIMS, dims each N, INPUT:DIM or <=N (data-dependent, at most N)")
+    pack.add_argument(
+        "--output", action="append", help="NAME:DTYPE:DIMS, dims each N, INPUT:DIM or <=N (data-dependent, at most N)"
+    )
     pack.add_argument("--alias", action="append", help="OUTPUT:INPUT[:KIND], an output written into an input in place")
     pack.add_argument("--method", default="forward")
     pack.add_argument("--placement", default="host", choices=("host", "device_planned", "device_resident"))

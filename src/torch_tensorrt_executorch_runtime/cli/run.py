@@ -14,6 +14,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .. import _activation, _dtypes
 from ..program import load
@@ -91,10 +92,11 @@ def _make_input(spec: str | None, info, index: int, use_torch: bool, device: str
         return None
     if info.kind != "tensor":
         raise UsageError(f"{where} is a {info.kind}; the CLI can only make tensors and scalars")
-    kind, _, shape_text = (spec or "ones").partition(":")
+    spec_text = spec or "ones"
+    kind, _, shape_text = spec_text.partition(":")
     shape = _shape_of(shape_text) if shape_text else tuple(info.shape)
     if kind.endswith(".npy") or Path(kind).suffix == ".npy":
-        array = np.load(spec)
+        array = np.load(spec_text)
     elif kind in ("ones", "zeros", "random", "rand"):
         if info.dtype == "bfloat16":
             if not use_torch:
@@ -130,7 +132,7 @@ def _summary(value) -> dict:
         return {"kind": type(value).__name__, "value": value}
     import numpy as np
 
-    entry = {"kind": "tensor"}
+    entry: dict[str, Any] = {"kind": "tensor"}
     if type(value).__module__.startswith("torch"):
         entry["device"] = str(value.device)
         host = value.detach().float().cpu().numpy() if value.dtype.is_floating_point else value.cpu().numpy()
@@ -184,7 +186,10 @@ def _make_inputs(args, info) -> list:
         device = "cuda" if wants_device else "cpu"
     if device.startswith("cuda") and not use_torch:
         raise UsageError("CUDA inputs need torch here (pip install torch), or use --device cpu")
-    return [_make_input(spec, v, i, use_torch, device) for i, (spec, v) in enumerate(zip(specs, info.inputs))]
+    return [
+        _make_input(spec, v, i, use_torch, device)
+        for i, (spec, v) in enumerate(zip(specs, info.inputs, strict=True))
+    ]
 
 
 def command_run(args) -> int:
@@ -198,7 +203,9 @@ def command_run(args) -> int:
         options["cuda_graphs"] = True
     program = load(args.model, data_path=args.data or None, options=options or None)
     if args.method not in program.method_names:
-        raise UsageError(f"the program has no method '{args.method}'; its methods are: {', '.join(program.method_names)}")
+        raise UsageError(
+            f"the program has no method '{args.method}'; its methods are: {', '.join(program.method_names)}"
+        )
     inputs = _make_inputs(args, program.method(args.method))
 
     for _ in range(max(0, args.warmup)):
@@ -245,7 +252,9 @@ def command_run(args) -> int:
 def add_parser(sub) -> None:
     run = sub.add_parser("run", help="run a method and report outputs and latency")
     run.add_argument("model", type=Path, help="the .pte file")
-    run.add_argument("--data", action="append", type=Path, help="a .ptd file (repeatable; default: found beside the .pte)")
+    run.add_argument(
+        "--data", action="append", type=Path, help="a .ptd file (repeatable; default: found beside the .pte)"
+    )
     run.add_argument("--method", default="forward")
     run.add_argument(
         "--input",

@@ -16,8 +16,9 @@ import operator
 import tempfile
 import threading
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, final
+from typing import Any, cast, final
 
 import torch
 from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
@@ -30,7 +31,7 @@ from executorch.exir.passes.propagate_device_config import PropagateDeviceConfig
 
 from .. import _dtypes
 from .plan import MethodPlan
-from .specs import EngineSpec, PackError, TensorSpec, parse_reference, upper_bound
+from .specs import DimRange, EngineSpec, PackError, TensorSpec, parse_reference, upper_bound
 
 OP_NAMESPACE = "tte_pack"
 OP_SCHEMA_NAME = f"{OP_NAMESPACE}::engine"
@@ -118,7 +119,7 @@ class TensorRTBackend(BackendDetails):
         order = sorted(range(len(input_nodes)), key=lambda i: slots[input_nodes[i]])
         input_names = [spec.inputs[i].name for i in order]
         output_node = next(n for n in graph.nodes if n.op == "output")
-        indices = []
+        indices: list[int] = []
         for returned in output_node.args[0]:
             if not (
                 isinstance(returned, torch.fx.Node)
@@ -126,7 +127,8 @@ class TensorRTBackend(BackendDetails):
                 and returned.args[0] is node
             ):
                 raise PackError(f"delegate output {returned} is not an output of the engine")
-            indices.append(returned.args[1])
+            # The index of a getitem on the engine call's tuple of results: an int.
+            indices.append(cast(int, returned.args[1]))
         if sorted(indices) != list(range(len(spec.outputs))):
             raise PackError(f"delegate returns engine outputs {indices}; every output must be returned once")
         output_names = [spec.outputs[i].name for i in indices]
@@ -145,7 +147,7 @@ class _EnginePartitioner(Partitioner):
         self._compile_specs = compile_specs
 
     def partition(self, exported_program) -> PartitionResult:
-        tags = {}
+        tags: dict[str, Any] = {}  # delegation tag -> DelegationSpec
         for node in exported_program.graph_module.graph.nodes:
             if not _is_engine_node(node):
                 continue
@@ -190,7 +192,9 @@ class _MethodModule(torch.nn.Module):
         self._state = {}
         for i, spec in enumerate(plan.buffers):
             attribute = f"{STATE_PREFIX}{i}"
-            self.register_buffer(attribute, torch.zeros(list(spec.shape), dtype=_dtypes.torch_dtype(spec.dtype)))
+            # A buffer has a static shape (plan_program refuses dynamic ones): ints only.
+            shape = cast(list[int], list(spec.shape))
+            self.register_buffer(attribute, torch.zeros(shape, dtype=_dtypes.torch_dtype(spec.dtype)))
             self._state[spec.name] = attribute
         self._epilogue = {}
         for output_index, values in plan.epilogue:
@@ -200,13 +204,13 @@ class _MethodModule(torch.nn.Module):
             self._epilogue[output_index] = attribute
 
     def forward(self, *inputs):
-        values = dict(zip((spec.name for spec in self._plan.inputs), inputs))
+        values = dict(zip((spec.name for spec in self._plan.inputs), inputs, strict=False))
         for name, attribute in self._state.items():
             values[name] = getattr(self, attribute)
         for engine in self._plan.engines:
             args = [values[spec.name] for spec in engine.spec.inputs]
             results = torch.ops.tte_pack.engine(args, self._keys[engine.index])
-            for spec, result in zip(engine.spec.outputs, results):
+            for spec, result in zip(engine.spec.outputs, results, strict=False):
                 values[spec.name] = result
         for output, source in self._plan.mutations:
             getattr(self, self._state[source]).copy_(values[output])
@@ -236,7 +240,8 @@ def _export_method(plan: MethodPlan, keys: dict[int, str]):
         dynamic = {}
         for i, dim in enumerate(spec.shape):
             if not isinstance(dim, int):
-                dynamic[i] = torch.export.Dim(f"d{next(dim_names)}", min=dim[0], max=dim[2])
+                dim_range = cast(DimRange, dim)  # an input's dim: an int or a range (EngineSpec)
+                dynamic[i] = torch.export.Dim(f"d{next(dim_names)}", min=dim_range[0], max=dim_range[2])
         shapes.append(dynamic or None)
     module = _MethodModule(plan, keys)
     try:
@@ -334,7 +339,8 @@ def _check_lowered(program, plan: MethodPlan, epilogue_backend: str) -> None:
                 backends.append(backend_id)
     if backends.count(BACKEND_ID) != len(plan.engines):
         raise PackError(
-            f"method '{plan.name}': expected {len(plan.engines)} TensorRTBackend delegates, got {backends.count(BACKEND_ID)}"
+            f"method '{plan.name}': expected {len(plan.engines)} TensorRTBackend delegates, "
+            f"got {backends.count(BACKEND_ID)}"
         )
     if plan.epilogue and epilogue_backend == "xnnpack" and "XnnpackBackend" not in backends:
         dtypes = sorted({plan.outputs[i].dtype for i, _ in plan.epilogue})

@@ -5,10 +5,11 @@ spec error is reported without torch.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import cast
 
-from .specs import DimSpec, EngineSpec, PackError, TensorSpec, is_int, parse_reference, upper_bound
+from .specs import DimRange, DimSpec, EngineSpec, PackError, TensorSpec, is_int, parse_reference, upper_bound
 
 PLACEMENTS = ("host", "device_planned", "device_resident")
 ALIAS_MODES = ("buffer", "input")
@@ -38,19 +39,23 @@ class MethodPlan:
 def _bounds(dim: DimSpec) -> tuple[int, int]:
     if is_int(dim):
         return dim, dim
-    return dim[0], dim[2]
+    # Not an int, so a range: the dims given here are inputs', which EngineSpec allows
+    # nothing else (outputs' references and "<=N" are resolved before).
+    dim_range = cast(DimRange, dim)
+    return dim_range[0], dim_range[2]
 
 
 def _output_bounds(engine: EngineSpec, spec: TensorSpec) -> list[tuple[int, int]]:
-    bounds = []
+    bounds: list[tuple[int, int]] = []
     for dim in spec.shape:
-        if upper_bound(dim) is not None:
-            bounds.append((0, upper_bound(dim)))
+        bound = upper_bound(dim)
+        if bound is not None:
+            bounds.append((0, bound))
         elif isinstance(dim, str):
             name, index = parse_reference(dim)
             bounds.append(_bounds(engine.input_spec(name).shape[index]))
         else:
-            bounds.append((dim, dim))
+            bounds.append(_bounds(dim))  # an int: EngineSpec allows outputs no range
     return bounds
 
 
@@ -140,7 +145,9 @@ def _plan_method(
                 continue
             outputs.append(spec)
     if not outputs:
-        raise PackError(f"{where} has no outputs: every engine output is consumed by a later engine or is a buffer update")
+        raise PackError(
+            f"{where} has no outputs: every engine output is consumed by a later engine or is a buffer update"
+        )
 
     if placement == "device_resident":
         if buffers:
@@ -206,7 +213,9 @@ def _check_wire(where, consumer: TensorSpec, consumer_index, produced: TensorSpe
         if low < accept_low or high > accept_high:
             produced_text = str(low) if low == high else f"[{low}, {high}]"
             accepted_text = str(accept_low) if accept_low == accept_high else f"[{accept_low}, {accept_high}]"
-            raise PackError(f"{prefix}: dim {i} is produced as {produced_text} but engine {consumer_index} accepts {accepted_text}")
+            raise PackError(
+                f"{prefix}: dim {i} is produced as {produced_text} but engine {consumer_index} accepts {accepted_text}"
+            )
 
 
 def _normalize_methods(methods) -> dict[str, tuple[EngineSpec, ...]]:
@@ -237,7 +246,7 @@ def _normalize_epilogue(epilogue) -> dict[str, tuple[float, ...]]:
         return {}
     if not isinstance(epilogue, Mapping):
         raise PackError(f"epilogue must map output names to a float or a sequence of floats, got {epilogue!r}")
-    normalized = {}
+    normalized: dict[str, tuple[float, ...]] = {}
     for name, value in epilogue.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             normalized[name] = (float(value),)
@@ -246,7 +255,9 @@ def _normalize_epilogue(epilogue) -> dict[str, tuple[float, ...]]:
         ):
             normalized[name] = tuple(float(v) for v in value)
         else:
-            raise PackError(f"epilogue for output '{name}' must be a float or a non-empty sequence of floats, got {value!r}")
+            raise PackError(
+                f"epilogue for output '{name}' must be a float or a non-empty sequence of floats, got {value!r}"
+            )
     return normalized
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence, Union
+from typing import TypeGuard
 
 from .. import _dtypes
 from .._platform import this_platform
@@ -15,9 +16,11 @@ WEIGHT_STREAMING_BUDGET_KEY = "weight_streaming_budget"
 TARGET_DEVICE_KEY = "target_device"
 _WEIGHT_STREAMING_BUDGET_LIMIT = 2**63
 
+# (min, opt, max) of a dynamic input dim.
+DimRange = tuple[int, int, int]
 # An int, (min, opt, max), "input_name:dim", or (outputs only) "<=N": a dim
 # the engine knows only after it runs (data-dependent), at most N.
-DimSpec = Union[int, tuple, str]
+DimSpec = int | DimRange | str
 
 
 class PackError(ValueError):
@@ -30,7 +33,7 @@ def _canonical_dtype(dtype: object, where: str) -> str:
         raise PackError(f"{where}: unsupported dtype '{dtype}'; expected one of {', '.join(DTYPES)}")
     return name
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 _REFERENCE = re.compile(r"^(?P<name>.+):(?P<dim>\d+)$", re.DOTALL)
@@ -213,18 +216,25 @@ class EngineSpec:
             output, input_name = entry[0], entry[1]
             kind = entry[2] if len(entry) == 3 else "kv_cache_update"
             if kind not in ALIAS_KINDS:
-                raise PackError(f"aliased output '{output}': kind must be one of {', '.join(ALIAS_KINDS)}, got {kind!r}")
+                raise PackError(
+                    f"aliased output '{output}': kind must be one of {', '.join(ALIAS_KINDS)}, got {kind!r}"
+                )
             if output not in outputs:
                 raise PackError(f"aliased_io names output '{output}', which is not an output of the engine")
             if input_name not in inputs:
-                raise PackError(f"aliased output '{output}' names input '{input_name}', which is not an input of the engine")
+                raise PackError(
+                    f"aliased output '{output}' names input '{input_name}', which is not an input of the engine"
+                )
             if output in aliased_outputs:
                 raise PackError(f"output '{output}' is aliased more than once")
             if input_name in aliased_inputs:
-                raise PackError(f"input '{input_name}' is aliased by both '{aliased_inputs[input_name]}' and '{output}'")
+                raise PackError(
+                    f"input '{input_name}' is aliased by both '{aliased_inputs[input_name]}' and '{output}'"
+                )
             if outputs[output].is_data_dependent:
                 raise PackError(
-                    f"aliased output '{output}' has a data-dependent dim; an output written in place has its input's shape"
+                    f"aliased output '{output}' has a data-dependent dim; "
+                    "an output written in place has its input's shape"
                 )
             self._check_alias_shape(outputs[output], inputs[input_name], inputs)
             aliased_outputs.add(output)
@@ -236,10 +246,15 @@ class EngineSpec:
     def _check_alias_shape(output: TensorSpec, source: TensorSpec, inputs: dict[str, TensorSpec]) -> None:
         # The output is bound to the input's memory: same dtype, same shape.
         if output.dtype != source.dtype:
-            raise PackError(f"aliased output '{output.name}' is {output.dtype} but its input '{source.name}' is {source.dtype}")
+            raise PackError(
+                f"aliased output '{output.name}' is {output.dtype} but its input '{source.name}' is {source.dtype}"
+            )
         if output.rank != source.rank:
-            raise PackError(f"aliased output '{output.name}' has rank {output.rank} but its input '{source.name}' has rank {source.rank}")
-        for i, (out_dim, in_dim) in enumerate(zip(output.shape, source.shape)):
+            raise PackError(
+                f"aliased output '{output.name}' has rank {output.rank} "
+                f"but its input '{source.name}' has rank {source.rank}"
+            )
+        for i, (out_dim, in_dim) in enumerate(zip(output.shape, source.shape, strict=True)):
             if isinstance(out_dim, str):
                 name, index = parse_reference(out_dim)
                 same = (name, index) == (source.name, i) or (

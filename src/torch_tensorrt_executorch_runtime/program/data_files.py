@@ -26,7 +26,7 @@ logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 DELEGATE_DATA_FILES = {"CudaBackend": ("aoti_cuda_blob.ptd",)}
 
 
-def _program_needs(program: Path, opened: OpenedFile | None):
+def _program_needs(program: Path, opened: OpenedFile | None) -> tuple[set[str], set[str]] | None:
     """(external keys, delegate ids) of the program, or None if it cannot be read here."""
     try:
         if opened is not None:

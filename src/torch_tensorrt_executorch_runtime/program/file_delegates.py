@@ -32,7 +32,7 @@ def describe_delegates(file: OpenedFile | bytes, description: Mapping[str, Any])
     return _describe(file, loaded)
 
 
-def _describe(data: bytes | pte.FileBytes, loaded: Mapping[str, list]) -> list[DelegateInfo]:
+def _describe(data: bytes | pte.FileBytes, loaded: Mapping[str, list[Any]]) -> list[DelegateInfo]:
     info = pte.read_program(data, payloads=False)
     result = []
     for method in info.methods:
@@ -52,7 +52,7 @@ def _describe(data: bytes | pte.FileBytes, loaded: Mapping[str, list]) -> list[D
     return result
 
 
-def _document(delegate: pte.PteDelegate, payload: bytes) -> dict:
+def _document(delegate: pte.PteDelegate, payload: bytes) -> dict[str, Any]:
     """The C API's delegate record, as far as the file tells it."""
     doc: dict[str, Any] = {
         "backend": delegate.id,
@@ -66,7 +66,7 @@ def _document(delegate: pte.PteDelegate, payload: bytes) -> dict:
     return doc
 
 
-def _spec_record(key: str, value: bytes) -> dict:
+def _spec_record(key: str, value: bytes) -> dict[str, str | None]:
     try:
         text = value.decode("utf-8")
     except UnicodeDecodeError:

@@ -54,8 +54,8 @@ class DelegateInfo:
 
     method: str
     provider: str
-    bindings: tuple[dict, ...]
-    aliased_io: tuple[dict, ...]
+    bindings: tuple[dict[str, Any], ...]
+    aliased_io: tuple[dict[str, Any], ...]
     engine_size: int
     device_id: int
     target_platform: str
@@ -121,7 +121,7 @@ def _recorded_devices(file: OpenedFile | bytes | None) -> dict[str, dict[tuple[s
     return devices
 
 
-def _binding(doc: Mapping[str, Any]) -> dict:
+def _binding(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A blob's io_binding; the reader writes "" and [] for a dtype and shape the blob does not record."""
     binding = dict(doc)
     if not binding.get("dtype"):
@@ -133,7 +133,9 @@ def _binding(doc: Mapping[str, Any]) -> dict:
 
 def delegate_info(method: str, doc: Mapping[str, Any]) -> DelegateInfo:
     """DelegateInfo from a delegate record as the C API describes it (blob, compile specs, provider, error)."""
-    blob = doc.get("blob") if isinstance(doc.get("blob"), Mapping) else {}
+    blob = doc.get("blob")
+    if not isinstance(blob, Mapping):
+        blob = {}
     specs: dict[str, str | bytes] = {}
     for spec in doc.get("compile_specs", ()):
         value = spec.get("value")

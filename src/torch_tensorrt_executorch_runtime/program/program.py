@@ -10,7 +10,7 @@ rest in C.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,9 @@ from . import data_files, tensors
 from .file_delegates import describe_delegates
 from .metadata import DelegateInfo, MethodInfo, methods_from
 from .opened_file import OpenedFile
+
+# One .ptd file of `load(data_path=...)`: its path or its bytes.
+DataSource = str | os.PathLike[str] | bytes | bytearray | memoryview
 
 
 class Program:
@@ -47,7 +50,7 @@ class Program:
     def __enter__(self) -> Program:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -64,7 +67,7 @@ class Program:
     def method_names(self) -> tuple[str, ...]:
         return self._method_names
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The C API's JSON description (methods, I/O, delegates of loaded methods)."""
         return self._handle.describe()
 
@@ -97,20 +100,22 @@ class Program:
         InvalidStateError if the file changed since the program was opened."""
         return describe_delegates(self._file, self.describe())
 
-    def write_etdump(self, path: str | os.PathLike) -> None:
+    def write_etdump(self, path: str | os.PathLike[str]) -> None:
         """Write the ETDump recorded since load (needs load(..., enable_etdump=True))."""
         self._handle.write_etdump(path)
 
     # -- running
 
-    def forward(self, *inputs) -> list:
+    def forward(self, *inputs: Any) -> list[Any]:
         """Run "forward" on `inputs` and return its outputs (owned) as a list."""
         runner = self._runners.get("forward") or self._runner("forward")
         return runner.run(inputs, None, True)
 
     __call__ = forward
 
-    def run(self, inputs: Sequence = (), method: str = "forward", *, stream=None, copy: bool = True) -> list:
+    def run(
+        self, inputs: Sequence[Any] = (), method: str = "forward", *, stream: object = None, copy: bool = True
+    ) -> list[Any]:
         """Run `method` on `inputs` and return its outputs as a list.
 
         inputs: tensors (torch, numpy, cupy, any `__dlpack__` object), Python
@@ -134,12 +139,17 @@ class Program:
 # ---- load ------------------------------------------------------------------------------
 
 
-def _data_sources(data_path) -> tuple[list[Path], list[bytes]]:
+def _data_sources(data_path: DataSource | Iterable[DataSource] | None) -> tuple[list[Path], list[bytes]]:
     """(paths, buffers) of the data_path argument: one or several .ptd paths or bytes."""
     if data_path is None:
         return [], []
-    items = [data_path] if isinstance(data_path, str | os.PathLike | bytes | bytearray | memoryview) else list(data_path)
-    paths, buffers = [], []
+    items: list[DataSource]
+    if isinstance(data_path, str | os.PathLike | bytes | bytearray | memoryview):
+        items = [data_path]
+    else:
+        items = list(data_path)
+    paths: list[Path] = []
+    buffers: list[bytes] = []
     for item in items:
         if isinstance(item, bytes | bytearray | memoryview):
             buffers.append(bytes(item))
@@ -152,19 +162,19 @@ def _data_sources(data_path) -> tuple[list[Path], list[bytes]]:
     return paths, buffers
 
 
-def _checked_option(backend: str, key: str, value):
+def _checked_option(backend: str, key: str, value: object) -> bool | int | str:
     if isinstance(value, bool | int | str):
         return value
     raise TypeError(f"option {backend}.{key} must be a bool, int or str, got {type(value).__name__}")
 
 
-def _backend_options(options) -> list[tuple[str, str, bool | int | str]]:
+def _backend_options(options: Mapping[str, Any] | None) -> list[tuple[str, str, bool | int | str]]:
     """(backend, key, value) from {"key": v} (TensorRTBackend) or {"Backend": {"key": v}}."""
     if options is None:
         return []
     if not isinstance(options, Mapping):
         raise TypeError(f"options must be a mapping, got {type(options).__name__}")
-    entries = []
+    entries: list[tuple[str, str, bool | int | str]] = []
     for key, value in options.items():
         if isinstance(value, Mapping):
             entries.extend((key, inner, _checked_option(key, inner, v)) for inner, v in value.items())
@@ -174,9 +184,9 @@ def _backend_options(options) -> list[tuple[str, str, bool | int | str]]:
 
 
 def load(
-    path: str | os.PathLike | bytes,
+    path: str | os.PathLike[str] | bytes,
     *,
-    data_path=None,
+    data_path: DataSource | Iterable[DataSource] | None = None,
     options: Mapping[str, Any] | None = None,
     enable_etdump: bool = False,
     max_planned_memory: int | None = None,

@@ -14,21 +14,22 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .. import _native
 from ..errors import OutputConversionError
 
 
-def _root_module(value) -> str:
+def _root_module(value: object) -> str:
     return type(value).__module__.partition(".")[0]
 
 
-def _is_torch_tensor(value) -> bool:
+def _is_torch_tensor(value: object) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def stream_handle(stream) -> int:
+def stream_handle(stream: object) -> int:
     """A cudaStream_t as int from an int, torch.cuda.Stream, cupy Stream or `__cuda_stream__` object."""
     if isinstance(stream, int) and not isinstance(stream, bool):
         return stream
@@ -45,7 +46,7 @@ def stream_handle(stream) -> int:
     )
 
 
-def stream_of(value) -> int | None:
+def stream_of(value: Any) -> int | None:
     """The current CUDA stream of the library that made the CUDA tensor `value`, if it has one."""
     if _is_torch_tensor(value):
         import torch
@@ -54,14 +55,15 @@ def stream_of(value) -> int | None:
     if _root_module(value) == "cupy":
         import cupy
 
-        return cupy.cuda.get_current_stream().ptr
+        stream: int = cupy.cuda.get_current_stream().ptr
+        return stream
     return None
 
 
 class OutputLibrary:
     """Turns run outputs into tensors of the library the inputs came from."""
 
-    def __init__(self, inputs: Sequence):
+    def __init__(self, inputs: Sequence[object]) -> None:
         self.name = "numpy"
         for value in inputs:
             if _is_torch_tensor(value):
@@ -79,14 +81,15 @@ class OutputLibrary:
                 if "torch" in sys.modules:
                     self.name = "torch"
 
-    def convert_all(self, results: list, method: str) -> list:
+    def convert_all(self, results: list[Any], method: str) -> list[Any]:
         """Run results (Output, int, float, bool, None) with every tensor converted."""
         return [
             self.convert(item, index, method) if isinstance(item, _native.Output) else item
             for index, item in enumerate(results)
         ]
 
-    def convert(self, result: _native.Output, index: int, method: str):
+    def convert(self, result: _native.Output, index: int, method: str) -> Any:
+        """`result` as a tensor of this library (numpy, cupy, torch or any with `from_dlpack`)."""
         on_device = result.device[0] in _native.CUDA_DEVICE_TYPES
         if self.name == "torch":
             import torch
@@ -109,7 +112,7 @@ class OutputLibrary:
         return sys.modules[self.name].from_dlpack(result)
 
 
-def convert_outputs(inputs: Sequence, results: list, method: str) -> list:
+def convert_outputs(inputs: Sequence[object], results: list[Any], method: str) -> list[Any]:
     """The binding's hook: `results` in the inputs' library."""
     return OutputLibrary(inputs).convert_all(results, method)
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 from .. import _native
@@ -58,7 +59,7 @@ from .types import Engine, EngineLoadOptions, EngineProvider, IoTensor
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
 
-def _check_choice(what: str, value: str, choices) -> None:
+def _check_choice(what: str, value: str, choices: Collection[str]) -> None:
     if value not in choices:
         raise ValueError(f"{what} must be one of {', '.join(choices)}, got '{value}'")
 
@@ -87,7 +88,7 @@ def register_provider(
     return name
 
 
-def register_provider_library(path: str | os.PathLike, *, kind: str = "other") -> list[str]:
+def register_provider_library(path: str | os.PathLike[str], *, kind: str = "other") -> list[str]:
     """Load a provider library (exports `tte_engine_provider_entry`); returns the names it added."""
     _check_choice("kind", kind, _native.PROVIDER_KINDS)
     path = Path(path)

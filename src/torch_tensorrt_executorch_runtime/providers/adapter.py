@@ -15,16 +15,23 @@ before the engine's `enqueue`; for an output whose shape depends on data,
 from __future__ import annotations
 
 import logging
+from typing import Any, Protocol, cast
 
 from .. import _dtypes
 from ..errors import NotAcceptedError, NotSupportedError
-from .types import EngineLoadOptions, EngineProvider, IoTensor
+from .types import Engine, EngineLoadOptions, EngineProvider, IoTensor
 
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
 
 Dims = tuple[int, ...]
 # TTE_MAX_RANK of engine_provider.h.
 MAX_RANK = 16
+
+
+class _ContextSharingProvider(Protocol):
+    """An EngineProvider with its optional create_execution_context (see `types.EngineProvider`)."""
+
+    def create_execution_context(self, engine: Any, options: EngineLoadOptions) -> Engine | None: ...
 
 
 class EngineAdapter:
@@ -83,7 +90,8 @@ class EngineAdapter:
             dims = tuple(int(d) for d in dims)
             if len(dims) != tensor.rank:
                 raise ValueError(
-                    f"profile {profile} of input '{tensor.name}' has rank {len(dims)}, the tensor has rank {tensor.rank}"
+                    f"profile {profile} of input '{tensor.name}' has rank {len(dims)}, "
+                    f"the tensor has rank {tensor.rank}"
                 )
             result.append(dims)
         return result[0], result[1], result[2]
@@ -101,7 +109,7 @@ class EngineAdapter:
             elif profile != 0:
                 raise NotSupportedError(f"engine of provider '{self.provider_name}' has only profile 0")
             self._profile = profile
-        for index, dims in zip(input_indices, input_dims):
+        for index, dims in zip(input_indices, input_dims, strict=False):
             self.engine.set_input_shape(self.tensor(index).name, dims)
         return [self._output_shape(index) for index in output_indices]
 
@@ -117,10 +125,12 @@ class EngineAdapter:
         """Pass on the addresses the selected profile's context lacks (None: the same as the
         previous call's, which that context may still lack after a profile switch), then enqueue."""
         if addresses is not None:
+            if tensor_indices is None:  # the backend sends both or neither
+                raise TypeError("enqueue_at: addresses without tensor indices")
             self._sent = (tuple(tensor_indices), tuple(addresses))
         if self._sent is not None:
             known = self._addresses.setdefault(self._profile, {})
-            for index, address in zip(*self._sent):
+            for index, address in zip(*self._sent, strict=False):
                 if known.get(index) != address:
                     known.pop(index, None)  # unknown until the engine took it
                     self.engine.set_tensor_address(self.tensor(index).name, address)
@@ -192,7 +202,9 @@ class ProviderAdapter:
 
     def create_execution_context(self, shared: EngineAdapter, fields: dict) -> EngineAdapter:
         """Another engine on what `shared` deserialized (providers with create_execution_context)."""
-        engine = self.provider.create_execution_context(shared.engine, EngineLoadOptions(**fields))
+        # The backend asks this only of providers that have the method (shares_engines).
+        provider = cast(_ContextSharingProvider, self.provider)
+        engine = provider.create_execution_context(shared.engine, EngineLoadOptions(**fields))
         if engine is None:
             raise NotSupportedError(f"provider '{self.name}' made no execution context on a loaded engine")
         return EngineAdapter(engine, self)

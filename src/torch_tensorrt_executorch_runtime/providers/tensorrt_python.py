@@ -29,6 +29,7 @@ NVTX range around every enqueue (through the `nvtx` package, else
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
 import logging
@@ -39,6 +40,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from .. import _dtypes, _native
+from .._plan_magic import is_test_engine_plan
 from ..errors import (
     ExecutionError,
     InvalidArgumentError,
@@ -48,7 +50,6 @@ from ..errors import (
     NotAcceptedError,
     NotSupportedError,
 )
-from .._plan_magic import is_test_engine_plan
 from .types import EngineLoadOptions, IoTensor
 
 logger = logging.getLogger("torch_tensorrt_executorch_runtime")
@@ -296,7 +297,7 @@ class TensorRTProvider:
                 return runtime
             trt_logger = self._loggers.get(name)
             if trt_logger is None:
-                trt_logger = _make_logger(module, lambda s, m, n=name: self._log(n, s, m))
+                trt_logger = _make_logger(module, functools.partial(self._log, name))
                 self._loggers[name] = trt_logger
             # TensorRT's own plugins, as Polygraphy registers them before
             # every deserialize (the full and RTX modules only have them).
@@ -582,7 +583,9 @@ class TensorRTEngine:
         try:
             with open(path, "rb") as file:
                 if not cache.deserialize(file.read()):
-                    logger.warning("runtime cache %s does not fit this TensorRT-RTX, GPU or driver; starting anew", path)
+                    logger.warning(
+                        "runtime cache %s does not fit this TensorRT-RTX, GPU or driver; starting anew", path
+                    )
         except FileNotFoundError:
             pass
         config.set_runtime_cache(cache)
@@ -757,7 +760,9 @@ def register(modules: Sequence[str] | None = None) -> str:
     from . import providers, register_provider
 
     if PROVIDER_NAME not in providers():
-        register_provider(TensorRTProvider(modules), name=PROVIDER_NAME, memory="device", capturable=True, kind="python")
+        register_provider(
+            TensorRTProvider(modules), name=PROVIDER_NAME, memory="device", capturable=True, kind="python"
+        )
     return PROVIDER_NAME
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from .._dtypes import scalar_type_name
 from ..errors import InvalidProgramError
@@ -209,7 +210,9 @@ class _Reader:
         self.buffer = buffer
         self.size = len(buffer)
 
-    def call(self, what: str, accessor: Callable[[], T]) -> T:
+    # accessor is called with no arguments; `...` lets it bind a loop variable as a
+    # default (lambda i=i: ...), which mypy cannot match with Callable[[], T].
+    def call(self, what: str, accessor: Callable[..., T]) -> T:
         try:
             return accessor()
         except (IndexError, struct.error, ValueError, TypeError, OverflowError, AttributeError) as error:
@@ -452,9 +455,12 @@ def _read_method(reader, fb, program, index, data, header, segments, payloads) -
         if table is None:
             continue
         tensor = fb.Tensor()
-        reader.call(f"{where} value {i}", lambda: tensor.Init(table.Bytes, table.Pos))
+        reader.call(f"{where} value {i}", lambda tensor=tensor, table=table: tensor.Init(table.Bytes, table.Pos))
         extra = reader.call(f"{where} value {i} extra_tensor_info", tensor.ExtraTensorInfo)
-        if extra is not None and reader.call(f"{where} value {i} location", extra.Location) == fb.TensorDataLocation.EXTERNAL:
+        if (
+            extra is not None
+            and reader.call(f"{where} value {i} location", extra.Location) == fb.TensorDataLocation.EXTERNAL
+        ):
             external.add(reader.text(f"{where} value {i} fully_qualified_name", extra.FullyQualifiedName) or "")
 
     operators_tuple = tuple(operators)
@@ -475,7 +481,9 @@ def _read_extended_header(data) -> ExtendedHeader | None:
     if len(data) < _EXTENDED_HEADER_OFFSET + 4 or data[8:12] != EXTENDED_HEADER_MAGIC:
         return None
     if len(data) < _EXTENDED_HEADER_OFFSET + _EXTENDED_HEADER.size:
-        raise PteFormatError(f"truncated .pte: the extended header needs {8 + _EXTENDED_HEADER.size} bytes, the file has {len(data)}")
+        raise PteFormatError(
+            f"truncated .pte: the extended header needs {8 + _EXTENDED_HEADER.size} bytes, the file has {len(data)}"
+        )
     _, length, program_size, base, segment_size = _EXTENDED_HEADER.unpack(
         bytes(data[_EXTENDED_HEADER_OFFSET : _EXTENDED_HEADER_OFFSET + _EXTENDED_HEADER.size])
     )
@@ -500,7 +508,9 @@ def _read_extended_header(data) -> ExtendedHeader | None:
 def _read(data, payloads: bool) -> PteProgram:
     fb = _bindings()
     if len(data) < 8:
-        raise PteFormatError(f"not an ExecuTorch program: {len(data)} bytes is shorter than the 8-byte flatbuffer prefix")
+        raise PteFormatError(
+            f"not an ExecuTorch program: {len(data)} bytes is shorter than the 8-byte flatbuffer prefix"
+        )
     if data[4:8] != FILE_IDENTIFIER:
         raise PteFormatError(
             f"not an ExecuTorch program: expected file identifier {FILE_IDENTIFIER.decode()} at byte 4, "
@@ -520,7 +530,9 @@ def _read(data, payloads: bool) -> PteProgram:
     segments = []
     for i in range(segment_count):
         entry = reader.call(f"segment {i}", lambda i=i: program.Segments(i))
-        segments.append(Segment(reader.call(f"segment {i} offset", entry.Offset), reader.call(f"segment {i} size", entry.Size)))
+        segments.append(
+            Segment(reader.call(f"segment {i} offset", entry.Offset), reader.call(f"segment {i} size", entry.Size))
+        )
     if header is not None:
         for i, segment in enumerate(segments):
             if segment.offset + segment.size > header.segment_data_size:
@@ -534,7 +546,12 @@ def _read(data, payloads: bool) -> PteProgram:
     named = []
     for i in range(named_count):
         entry = reader.call(f"named_data {i}", lambda i=i: program.NamedData(i))
-        named.append(NamedData(reader.text(f"named_data {i} key", entry.Key) or "", reader.call(f"named_data {i} segment", entry.SegmentIndex)))
+        named.append(
+            NamedData(
+                reader.text(f"named_data {i} key", entry.Key) or "",
+                reader.call(f"named_data {i} segment", entry.SegmentIndex),
+            )
+        )
 
     constant_segment = reader.call("constant_segment", program.ConstantSegment)
     constant_index = None

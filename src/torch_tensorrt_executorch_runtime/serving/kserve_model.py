@@ -62,6 +62,7 @@ class ProgramModel(kserve.Model):
 
     def predict(self, payload: InferRequest, headers=None, response_headers=None) -> InferResponse:
         served = self.served
+        assert served is not None  # KServe predicts only once load() made the model ready
         try:
             inputs = served.ordered_inputs({i.name: i.as_numpy() for i in payload.inputs})
             outputs = served.run(inputs)

@@ -7,6 +7,7 @@ server gave device tensors); a batch is made in the library of its tensors.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 def _is_numpy(value) -> bool:
@@ -23,8 +24,8 @@ def concatenate(requests: Sequence[Sequence]) -> list:
     """One input list from several requests' inputs (same order in each): input i of every request, along dim 0."""
     if len(requests) == 1:
         return list(requests[0])
-    batched = []
-    for column in zip(*requests):
+    batched: list[Any] = []  # numpy arrays or torch tensors
+    for column in zip(*requests, strict=False):
         if all(_is_numpy(t) for t in column):
             import numpy
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..program import load
 from ..providers import providers, register_provider_library
@@ -72,10 +73,10 @@ class ServedProgram:
             )
         return [named[n] for n in expected]
 
-    def run(self, inputs: Sequence) -> dict[str, object]:
-        """Run the method on inputs in its order; outputs by name."""
+    def run(self, inputs: Sequence) -> dict[str, Any]:
+        """Run the method on inputs in its order; outputs (in the inputs' library) by name."""
         outputs = self.program.run(list(inputs), self.signature.method)
-        return dict(zip(self.output_names, outputs))
+        return dict(zip(self.output_names, outputs, strict=False))
 
     def close(self) -> None:
         self.program.close()

@@ -63,11 +63,12 @@ def _end_stub_after_device_outputs() -> None:
     with the stub (python_backend's `ShareCUDAMemoryPool`); in the Python backend releases
     before r26.07, the stub thread that waits for that handshake can miss its wake-up and wait
     forever (removed upstream by python_backend PR #439, whose description names occasional
-    hangs when a model first returns GPU tensors; first in r26.07). The stub then never exits after `finalize`: its main thread joins
-    that thread, the server waits for the process, and an unloaded model keeps its memory
-    until the stub is killed. By the time `finalize` runs the stub has answered the server's
-    finalize request and the server only waits for the process to end, so ending it here
-    loses nothing but the stub's own clean-up, which the process exit does.
+    hangs when a model first returns GPU tensors; first in r26.07). The stub then never exits
+    after `finalize`: its main thread joins that thread, the server waits for the process,
+    and an unloaded model keeps its memory until the stub is killed. By the time `finalize`
+    runs the stub has answered the server's finalize request and the server only waits for
+    the process to end, so ending it here loses nothing but the stub's own clean-up, which
+    the process exit does.
     """
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -192,8 +193,8 @@ class TritonPythonModel:
                 responses[i] = self._run_one(inputs)
             return
         self._log_placement(indexed[0][1], outputs)
-        for (i, _), parts in zip(indexed, per_request):
-            responses[i] = self._response(dict(zip(names, parts)))
+        for (i, _), parts in zip(indexed, per_request, strict=True):
+            responses[i] = self._response(dict(zip(names, parts, strict=True)))
 
     def execute(self, requests):
         responses = [None] * len(requests)
