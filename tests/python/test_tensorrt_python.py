@@ -31,6 +31,7 @@ from torch_tensorrt_executorch_runtime.errors import (
 )
 from torch_tensorrt_executorch_runtime.providers import EngineLoadOptions, tensorrt_python
 from torch_tensorrt_executorch_runtime.providers.tensorrt_python import TensorRTProvider
+from torch_tensorrt_executorch_runtime.providers.tensorrt_python import runtime_cache as trt_runtime_cache
 
 PLAN = b"fake-plan-bytes"
 
@@ -398,14 +399,14 @@ def test_module_order_and_environment_override(install, monkeypatch):
     install(make_module("tensorrt"), make_module("tensorrt_lean"))
     provider = TensorRTProvider(device_count=lambda: 1)
     engine = provider.deserialize(memoryview(PLAN), 0, options())
-    assert engine._module_name == "tensorrt_lean"
+    assert engine.module_name == "tensorrt_lean"
 
 
 def test_falls_through_to_the_next_installed_module(install):
     full, rtx = install(make_module("tensorrt", deserialize_ok=False), make_module("tensorrt_rtx"))
     provider = TensorRTProvider(["tensorrt", "tensorrt_rtx"], device_count=lambda: 1)
     engine = provider.deserialize(memoryview(PLAN), 0, options())
-    assert engine._module_name == "tensorrt_rtx"
+    assert engine.module_name == "tensorrt_rtx"
     assert full.calls == [("deserialize_cuda_engine", PLAN)]
 
 
@@ -427,14 +428,14 @@ def test_tensorrt_errors_the_exception_carries_are_logged_at_info(install, caplo
     assert logged == [(logging.INFO, "tensorrt: Serialization assertion magicTag failed")]
     # An error no call collects (no exception will say it) stays at error.
     caplog.clear()
-    provider._log("tensorrt", "ERROR", "an error outside any call")
+    provider.tensorrt_log.log("tensorrt", "ERROR", "an error outside any call")
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
         (logging.ERROR, "tensorrt: an error outside any call")
     ]
     # An internal error is an error even while a call collects it.
     caplog.clear()
-    with provider._collect_errors() as collected:
-        provider._log("tensorrt", "INTERNAL_ERROR", "unrecoverable")
+    with provider.tensorrt_log.collect_errors() as collected:
+        provider.tensorrt_log.log("tensorrt", "INTERNAL_ERROR", "unrecoverable")
     assert collected == ["unrecoverable"]
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(logging.ERROR, "tensorrt: unrecoverable")]
 
@@ -807,7 +808,7 @@ def test_runtime_cache_temporaries_are_unique_per_engine(install, tmp_path, monk
         temporaries.append(str(source))
         real_replace(source, target)
 
-    monkeypatch.setattr(tensorrt_python.os, "replace", recording_replace)
+    monkeypatch.setattr(trt_runtime_cache.os, "replace", recording_replace)
     first.close()
     second.close()
     assert len(temporaries) == 2 and temporaries[0] != temporaries[1]
