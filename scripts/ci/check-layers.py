@@ -1,6 +1,7 @@
 """Checks that the code keeps its layering (docs/architecture.md): no import
-circle in the Python package, no #include circle in the C and C++ sources, and
-no layer of cpp/src including a layer above it. Standard library only; run by
+circle in the Python package and no module of it importing a layer above its
+own (PYTHON_LAYERS) or the test helpers, no #include circle in the C and C++
+sources, and no layer of cpp/src including a layer above it. Standard library only; run by
 scripts/ci/lint.sh. Prints each violation and exits 1 when there is one.
 
 Python: the edges are the package's own imports that run when a module is
@@ -35,6 +36,21 @@ INCLUDE_ROOTS = ("cpp/src", "cpp/include", "cpp/providers", "cpp", "cpp/python")
 # cpp/src's layers, lowest first: a file includes only its own layer and
 # those before it.
 PLUGIN_LAYERS = ("common", "cuda", "blob", "backend", "program", "c_api")
+# The Python package's layers, lowest first (docs/architecture.md): a module
+# imports, at module level, only modules of its own layer and those before it.
+# Each layer is the modules under these names (relative to the package; "" is
+# the package's own __init__).
+PYTHON_LAYERS = (
+    ("ground", ("errors", "_dtypes", "_platform", "_plan_magic", "testing")),
+    ("files", ("pte", "pack", "_generated")),
+    ("binding", ("_native",)),
+    ("providers", ("providers",)),
+    ("activation", ("_activation", "_logging")),
+    ("programs", ("program",)),
+    ("serving", ("serving",)),
+    ("command line", ("cli", "_tte_run", "__main__")),
+    ("public face", ("", "runtime")),
+)
 # The Python package's test helpers, which no other module of it imports.
 TESTING_MODULE = "torch_tensorrt_executorch_runtime.testing"
 
@@ -190,6 +206,22 @@ def python_import_graph(root: Path) -> dict[str, set[str]]:
     return graph
 
 
+def python_layer(name: str) -> int | None:
+    """The index in PYTHON_LAYERS of dotted module `name`, None for a module no layer names."""
+    package = PACKAGE.name
+    if name == package:
+        relative = ""
+    elif name.startswith(package + "."):
+        relative = name[len(package) + 1 :]
+    else:
+        return None
+    for index, (_, prefixes) in enumerate(PYTHON_LAYERS):
+        for prefix in prefixes:
+            if relative == prefix or (prefix and relative.startswith(prefix + ".")):
+                return index
+    return None
+
+
 # ---- C and C++ ---------------------------------------------------------------------------
 
 
@@ -242,6 +274,18 @@ def main() -> int:
     for name in sorted(py_graph):
         if name != TESTING_MODULE and TESTING_MODULE in py_graph[name]:
             problems.append(f"production code imports the test helpers: {name} imports {TESTING_MODULE}")
+
+    for name in sorted(py_graph):
+        own = python_layer(name)
+        if own is None:
+            problems.append(f"Python module {name} is in no layer: add it to PYTHON_LAYERS (and docs/architecture.md)")
+            continue
+        for imported in sorted(py_graph[name]):
+            other = python_layer(imported)
+            if other is not None and other > own:
+                order = " < ".join(layer for layer, _ in PYTHON_LAYERS)
+                problems.append(f"layer order: {name} ({PYTHON_LAYERS[own][0]}) imports {imported} "
+                                f"({PYTHON_LAYERS[other][0]}, a layer above it; order: {order})")
 
     cpp_graph = include_graph(root)
     for cycle in find_cycles(cpp_graph):
