@@ -124,6 +124,12 @@ TEST(CBoundary, EveryExportedFunctionAnswersAThrowInItsBody) {
   // Programs and method handles: no program opens, so the handle calls get
   // NULL, which their bodies would refuse as an invalid argument; the hook
   // throws first.
+  expect_fallback("tte_num_load_options", tte_num_load_options(), size_t{0});
+  TteLoadOptionInfo option{};
+  option.struct_size = sizeof(option);
+  error = {};
+  expect_failed("tte_load_option_info", tte_load_option_info(0, &option, &error), error);
+  EXPECT_EQ(option.name, nullptr);
   TteProgram* program = nullptr;
   error = {};
   expect_failed("tte_program_open_file", tte_program_open_file("x.pte", nullptr, &program, &error),

@@ -21,7 +21,7 @@ from ._activation import activate, cuda_device_count, get_runtime, reset_runtime
 from ._logging import get_log_level, set_log_level
 from ._native import BACKEND_NAME
 from .errors import DelegateCompatibilityError
-from .program import DelegateInfo, MethodInfo, Program, ValueInfo, load
+from .program import DelegateInfo, LoadOption, MethodInfo, Program, ValueInfo, load, load_options
 from .providers import register_provider, register_provider_library, unregister_provider
 
 
@@ -53,6 +53,7 @@ __all__ = [
     "BACKEND_NAME",
     "DelegateCompatibilityError",
     "DelegateInfo",
+    "LoadOption",
     "MethodInfo",
     "Program",
     "ValueInfo",
@@ -62,6 +63,7 @@ __all__ = [
     "get_log_level",
     "get_runtime",
     "load",
+    "load_options",
     "providers",
     "register_provider",
     "register_provider_library",

@@ -7,8 +7,8 @@
  *  - engine providers: register, unregister, list, load from a library;
  *  - the delegate blob reader (for `inspect`);
  *  - the caller stream (per thread);
- *  - programs: open a .pte (+ .ptd) through ExecuTorch's Module, read
- *    metadata, run methods with DLPack tensors in and out;
+ *  - programs: the load options, open a .pte (+ .ptd) through ExecuTorch's
+ *    Module, read metadata, run methods with DLPack tensors in and out;
  *  - method handles (C API version 2): one method run many times;
  *  - runtime statistics, for tests and benchmarks.
  *
@@ -148,8 +148,8 @@ typedef int32_t TteOptionType;
 enum { TTE_OPTION_BOOL = 0, TTE_OPTION_INT = 1, TTE_OPTION_STRING = 2 };
 
 /* A load-time option for one backend (ExecuTorch's LoadBackendOptionsMap).
- * Options of `TensorRTBackend`: "provider" (string), "cuda_graphs" (bool),
- * "weight_streaming_budget" (int or decimal string, bytes). */
+ * The options of `TensorRTBackend` (and of the Program API, under the same
+ * backend name) are listed by tte_load_option_info. */
 typedef struct TteBackendOption {
   const char* backend;
   const char* key;
@@ -157,6 +157,30 @@ typedef struct TteBackendOption {
   int64_t int_value; /* bool or int */
   const char* string_value;
 } TteBackendOption;
+
+/* One load option of `TensorRTBackend`, from the table the plugin parses
+ * them with. Strings are owned by the library and live as long as it is
+ * loaded. */
+typedef struct TteLoadOptionInfo {
+  uint32_t struct_size; /* set by the caller to sizeof(TteLoadOptionInfo) */
+  const char* name;
+  /* The value types it takes: bit (1u << t) for each TteOptionType t. */
+  uint32_t accepted_types;
+  const char* type;     /* for tables and help: "bool", "int", "str", "int or decimal str" */
+  const char* must_be;  /* what a value must be, as its refusal says it */
+  const char* fallback; /* what applies when it is not given */
+  const char* doc;      /* one sentence */
+  /* 1: read by the Program API (tte_program_open_*), ignored by the backend
+   * when a program is run through the stock ExecuTorch runtime. */
+  int32_t program_only;
+} TteLoadOptionInfo;
+
+/* The number of load options; their indices are 0 to that number - 1. */
+TTE_API size_t tte_num_load_options(void);
+/* Fills `out_info` (its struct_size set) with option `index`: as much of the
+ * struct as the caller's struct_size has room for. An index past the end is
+ * TTE_ERROR_INVALID_ARGUMENT. */
+TTE_API TteStatus tte_load_option_info(size_t index, TteLoadOptionInfo* out_info, TteError* error);
 
 typedef struct TteBuffer {
   const void* data;

@@ -14,14 +14,7 @@ namespace et = executorch::runtime;
 
 namespace {
 
-constexpr const char* kProviderOption = "provider";
-constexpr const char* kWeightStreamingBudget = "weight_streaming_budget";
-constexpr const char* kEngineHostCodeOption = "engine_host_code_allowed";
-constexpr const char* kDlaCoreOption = "dla_core";
-constexpr const char* kPluginLibrariesOption = "plugin_libraries";
-constexpr const char* kRuntimeCachePathOption = "runtime_cache_path";
-constexpr const char* kShareDeviceMemoryOption = "share_device_memory";
-constexpr const char* kShareEnginesOption = "share_engines";
+constexpr const char kWeightStreamingBudget[] = "weight_streaming_budget";
 
 using Text = std::array<char, et::kMaxOptionValueLength>;
 
@@ -36,7 +29,7 @@ Status read_bool(const et::BackendOption& option, bool* out) {
   } else if (const auto* integer = std::get_if<int>(&option.value)) {
     *out = *integer != 0;
   } else {
-    return wrong_type(option.key, "a bool");
+    return wrong_type(option.key, find_load_option(option.key)->must_be);
   }
   return Status::Ok();
 }
@@ -103,13 +96,110 @@ Status read_budget_option(const et::BackendOption& option, LoadOptions* options)
     }
     options->weight_streaming_budget = budget.value();
   } else {
-    return wrong_type(kWeightStreamingBudget, "a non-negative int or a decimal string of bytes");
+    return wrong_type(kWeightStreamingBudget, find_load_option(kWeightStreamingBudget)->must_be);
   }
   options->has_weight_streaming_budget = true;
   return Status::Ok();
 }
 
+// The readers of the table's rows.
+
+Status read_text(const et::BackendOption& option, std::string* out) {
+  const auto* text = std::get_if<Text>(&option.value);
+  if (text == nullptr) {
+    return wrong_type(option.key, find_load_option(option.key)->must_be);
+  }
+  *out = text_of(*text);
+  return Status::Ok();
+}
+
+Status read_dla_core(const et::BackendOption& option, LoadOptions* out) {
+  const auto* integer = std::get_if<int>(&option.value);
+  if (integer == nullptr || *integer < 0) {
+    return wrong_type(option.key, find_load_option(option.key)->must_be);
+  }
+  out->has_dla_core = true;
+  out->dla_core = *integer;
+  return Status::Ok();
+}
+
+Status read_plugin_libraries(const et::BackendOption& option, LoadOptions* out) {
+  std::string text;
+  Status status = read_text(option, &text);
+  if (status.ok()) {
+    out->plugin_libraries = split_paths(text);
+  }
+  return status;
+}
+
+constexpr uint32_t kBool = 1u << TTE_OPTION_BOOL;
+constexpr uint32_t kInt = 1u << TTE_OPTION_INT;
+constexpr uint32_t kString = 1u << TTE_OPTION_STRING;
+
 }  // namespace
+
+const std::vector<LoadOptionSpec>& load_option_table() {
+  static const std::string runs_must_be =
+      "an int from 1 to " + std::to_string(kMaxMaxConcurrentRuns) + " (runs of one method at once)";
+  static const std::string runs_fallback = std::to_string(kDefaultMaxConcurrentRuns);
+  // Bools also take ints (0 is false), as ExecuTorch's options may carry them.
+  static const std::vector<LoadOptionSpec> table = {
+      {"provider", kString, "str", "a string (an engine provider name)",
+       "the first provider that accepts the plan",
+       "the engine provider to use, instead of the first that accepts the plan",
+       [](const et::BackendOption& o, LoadOptions* out) { return read_text(o, &out->provider); }},
+      {kCudaGraphsOption, kBool | kInt, "bool", "a bool", "false",
+       "capture the enqueue into a CUDA graph and replay it, one graph per shape set",
+       [](const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(o, &out->cuda_graphs);
+       }},
+      {kWeightStreamingBudget, kInt | kString, "int or decimal str",
+       "a non-negative int or a decimal string of bytes",
+       "the compile spec, else TensorRT's default (no streaming)",
+       "bytes of weights kept on the device; overrides the compile spec", read_budget_option},
+      {"engine_host_code_allowed", kBool | kInt, "bool", "a bool", "true",
+       "false refuses plans that carry host code (version-compatible plans embedding the lean "
+       "runtime)",
+       [](const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(o, &out->engine_host_code_allowed);
+       }},
+      {"dla_core", kInt, "int", "an int >= 0 (a DLA core index)", "the GPU",
+       "the DLA core the engine runs on (Jetson)", read_dla_core},
+      {"plugin_libraries", kString, "str", "a string of library paths separated by ':'", "none",
+       "TensorRT plugin libraries to load before deserializing, separated by ':'",
+       read_plugin_libraries},
+      {"runtime_cache_path", kString, "str", "a string (a file path)", "none",
+       "TensorRT-RTX: a file that keeps compiled kernels between processes",
+       [](const et::BackendOption& o, LoadOptions* out) {
+         return read_text(o, &out->runtime_cache_path);
+       }},
+      {"share_device_memory", kBool | kInt, "bool", "a bool", "true",
+       "engines' scratch (activation) memory comes from one arena per CUDA stream",
+       [](const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(o, &out->share_device_memory);
+       }},
+      {kMaxConcurrentRunsOption, kInt, "int", runs_must_be.c_str(), runs_fallback.c_str(),
+       "runs of one method at once from different threads (the Program API's option)", nullptr},
+      {"share_engines", kBool | kInt, "bool", "a bool", "true",
+       "a plan already loaded on the device is not deserialized again",
+       [](const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(o, &out->share_engines);
+       }},
+  };
+  return table;
+}
+
+const LoadOptionSpec* find_load_option(const char* name) {
+  if (name == nullptr) {
+    return nullptr;
+  }
+  for (const LoadOptionSpec& spec : load_option_table()) {
+    if (std::strcmp(spec.name, name) == 0) {
+      return &spec;
+    }
+  }
+  return nullptr;
+}
 
 Status read_load_options(const et::BackendInitContext& context,
                          et::ArrayRef<et::CompileSpec> compile_specs, LoadOptions* out) {
@@ -120,45 +210,19 @@ Status read_load_options(const et::BackendInitContext& context,
     if (!status.ok()) {
       break;
     }
-    const auto* text = std::get_if<Text>(&option.value);
-    const auto* integer = std::get_if<int>(&option.value);
-    if (std::strcmp(option.key, kProviderOption) == 0) {
-      if (text == nullptr) {
-        return wrong_type(kProviderOption, "a string (an engine provider name)");
+    const LoadOptionSpec* spec = find_load_option(option.key);
+    if (spec == nullptr) {
+      std::string known;
+      for (const LoadOptionSpec& row : load_option_table()) {
+        known += (known.empty() ? "" : ", ") + std::string(row.name);
       }
-      options.provider = text_of(*text);
-    } else if (std::strcmp(option.key, kCudaGraphsOption) == 0) {
-      status = read_bool(option, &options.cuda_graphs);
-    } else if (std::strcmp(option.key, kWeightStreamingBudget) == 0) {
-      status = read_budget_option(option, &options);
-    } else if (std::strcmp(option.key, kEngineHostCodeOption) == 0) {
-      status = read_bool(option, &options.engine_host_code_allowed);
-    } else if (std::strcmp(option.key, kDlaCoreOption) == 0) {
-      if (integer == nullptr || *integer < 0) {
-        return wrong_type(kDlaCoreOption, "an int >= 0 (a DLA core index)");
-      }
-      options.has_dla_core = true;
-      options.dla_core = *integer;
-    } else if (std::strcmp(option.key, kPluginLibrariesOption) == 0) {
-      if (text == nullptr) {
-        return wrong_type(kPluginLibrariesOption, "a string of library paths separated by ':'");
-      }
-      options.plugin_libraries = split_paths(text_of(*text));
-    } else if (std::strcmp(option.key, kRuntimeCachePathOption) == 0) {
-      if (text == nullptr) {
-        return wrong_type(kRuntimeCachePathOption, "a string (a file path)");
-      }
-      options.runtime_cache_path = text_of(*text);
-    } else if (std::strcmp(option.key, kShareDeviceMemoryOption) == 0) {
-      status = read_bool(option, &options.share_device_memory);
-    } else if (std::strcmp(option.key, kShareEnginesOption) == 0) {
-      status = read_bool(option, &options.share_engines);
+      TTE_LOG(WARNING, "ignoring unknown load option '%s' (known: %s)", option.key, known.c_str());
+    } else if (spec->read == nullptr) {
+      // Through the stock runtime, which has no such option.
+      TTE_LOG(INFO, "load option '%s' is the Program API's; TensorRTBackend ignores it",
+              option.key);
     } else {
-      TTE_LOG(WARNING,
-              "ignoring unknown load option '%s' (known: %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-              option.key, kProviderOption, kCudaGraphsOption, kWeightStreamingBudget,
-              kEngineHostCodeOption, kDlaCoreOption, kPluginLibrariesOption,
-              kRuntimeCachePathOption, kShareDeviceMemoryOption, kShareEnginesOption);
+      status = spec->read(option, &options);
     }
   }
   if (status.ok()) {

@@ -1,30 +1,13 @@
 // What TensorRTBackend accepts at load time: runtime specs (load options,
-// which win) and compile specs. Load options of the name:
-//   provider                  string  the engine provider to use
-//   cuda_graphs               bool    capture and replay the enqueue
-//   weight_streaming_budget   int or decimal string, bytes (also a compile
-//                                     spec; an empty string leaves the
-//                                     compile spec in force)
-//   engine_host_code_allowed  bool    default true: false refuses plans that
-//                                     carry host code (version-compatible
-//                                     plans embedding the lean runtime)
-//   dla_core                  int     the DLA core the engine runs on (Jetson)
-//   plugin_libraries          string  plugin libraries to load first,
-//                                     separated by ':'
-//   runtime_cache_path        string  TensorRT-RTX: a file that keeps
-//                                     compiled kernels between processes
-//   share_device_memory       bool    default true: the engine's scratch
-//                                     (activation) memory comes from the
-//                                     arena of its CUDA stream, shared with
-//                                     the other delegates on that stream
-//                                     (providers with the device-memory
-//                                     entries; never with cuda_graphs)
-//   share_engines             bool    default true: a plan already loaded
-//                                     on the device is not deserialized
-//                                     again; the new delegate gets its own
-//                                     execution context on the loaded engine
-//                                     (providers with
-//                                     create_execution_context)
+// which win) and the weight_streaming_budget compile spec.
+//
+// The load options are one table (load_option_table(), in load_options.cpp):
+// name, the value types taken, what a value must be, the default, one line of
+// documentation, and the reader that puts a value into LoadOptions. Everything
+// else derives from it: the parser below, the unknown-option message, the C
+// API's tte_load_option_info (the Python package's load_options(), the CLI's
+// --option parsing and help, tte-run's help), and the documentation's table,
+// which a test holds to it.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +23,10 @@ namespace tte {
 // The load option that turns CUDA graphs on (the Program API reads it too:
 // a graph's replay needs the same output addresses from call to call).
 constexpr const char kCudaGraphsOption[] = "cuda_graphs";
+// The Program API's option: runs of one method at once (program/program.h).
+constexpr const char kMaxConcurrentRunsOption[] = "max_concurrent_runs";
+constexpr int kDefaultMaxConcurrentRuns = 4;
+constexpr int kMaxMaxConcurrentRuns = 1024;
 
 struct LoadOptions {
   std::string provider;  // "" = the first that accepts
@@ -54,6 +41,25 @@ struct LoadOptions {
   bool share_device_memory = true;
   bool share_engines = true;
 };
+
+// One row of the table.
+struct LoadOptionSpec {
+  const char* name;
+  // The ExecuTorch value types taken: bits 1 << TTE_OPTION_BOOL, _INT, _STRING.
+  uint32_t accepted_types;
+  const char* type;      // for tables and help: "bool", "int", "str", "int or decimal str"
+  const char* must_be;   // the refusal's words: "load option 'NAME' must be <must_be>"
+  const char* fallback;  // what applies when the option is not given, for people
+  const char* doc;       // one sentence
+  // Puts the value into LoadOptions; nullptr for an option the Program API
+  // reads (program_only: TensorRTBackend ignores it).
+  Status (*read)(const executorch::runtime::BackendOption& option, LoadOptions* out);
+};
+
+// Every load option, in the documentation's order.
+const std::vector<LoadOptionSpec>& load_option_table();
+// The row named `name`, nullptr when there is none.
+const LoadOptionSpec* find_load_option(const char* name);
 
 // Unknown load options are logged and ignored; malformed ones refused, and
 // so is a program with two weight_streaming_budget compile specs.

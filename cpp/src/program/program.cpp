@@ -24,8 +24,6 @@ namespace et = executorch::runtime;
 
 namespace {
 
-constexpr const char* kMaxConcurrentRunsOption = "max_concurrent_runs";
-
 Status read_meta(ProgramModule& module, const std::string& method,
                  std::optional<et::MethodMeta>* out) {
   ExecuTorchStep step(ProgramStep::kMethodMeta);
@@ -74,10 +72,10 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
   }
   if (max_concurrent_runs != nullptr) {
     if (max_concurrent_runs->type != TTE_OPTION_INT || max_concurrent_runs->int_value < 1 ||
-        max_concurrent_runs->int_value > 1024) {
+        max_concurrent_runs->int_value > kMaxMaxConcurrentRuns) {
       return Status(TTE_ERROR_INVALID_ARGUMENT,
-                    std::string("option '") + kMaxConcurrentRunsOption +
-                        "' must be an int from 1 to 1024 (runs of one method at once)");
+                    std::string("option '") + kMaxConcurrentRunsOption + "' must be " +
+                        find_load_option(kMaxConcurrentRunsOption)->must_be);
     }
     program->max_concurrent_runs_ = static_cast<int>(max_concurrent_runs->int_value);
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/load_options.h"
 #include "common/status.h"
 #include "program/backend_options.h"
 #include "program/program_loader.h"
@@ -105,9 +106,9 @@ class Program : public std::enable_shared_from_this<Program> {
   std::mutex mutex_;
   std::atomic<bool> closed_{false};
   // Runs of one method at once (option max_concurrent_runs, default
-  // kDefaultMaxConcurrentRuns); 1 serializes them. Not for programs that
-  // record ETDump or read .ptd files: those always serialize.
-  static constexpr int kDefaultMaxConcurrentRuns = 4;
+  // kDefaultMaxConcurrentRuns, backend/load_options.h's table); 1 serializes
+  // them. Not for programs that record ETDump or read .ptd files: those
+  // always serialize.
   int max_concurrent_runs_ = kDefaultMaxConcurrentRuns;
   // The load options again, for the extra instances' delegates.
   BackendOptionsMap backend_options_map_;

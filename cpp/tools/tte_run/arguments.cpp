@@ -40,6 +40,19 @@ const char kUsage[] =
 
 namespace {
 
+// The usage, then TensorRTBackend's load options from the plugin's table.
+void print_help() {
+  std::fputs(kUsage, stdout);
+  std::fputs("\nTensorRTBackend's load options (--option TensorRTBackend.KEY=VALUE):\n", stdout);
+  for (size_t i = 0; i < tte_num_load_options(); ++i) {
+    TteLoadOptionInfo info{};
+    info.struct_size = sizeof(info);
+    if (tte_load_option_info(i, &info, nullptr) == TTE_OK) {
+      std::printf("  %-25s %s; default: %s\n", info.name, info.type, info.fallback);
+    }
+  }
+}
+
 bool parse_count(const std::string& text, int minimum, int* out) {
   if (text.empty() || text.size() > 9 ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -63,7 +76,7 @@ std::optional<UsageError> parse_arguments(int argc, char** argv, Arguments* args
     };
     std::string text;
     if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
+      print_help();
       std::exit(kExitOk);
     } else if (arg == "--json") {
       args->json = true;

@@ -249,6 +249,19 @@ class TteBackendOption(Structure):
     ]
 
 
+class TteLoadOptionInfo(Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("name", c_char_p),
+        ("accepted_types", c_uint32),
+        ("type", c_char_p),
+        ("must_be", c_char_p),
+        ("fallback", c_char_p),
+        ("doc", c_char_p),
+        ("program_only", c_int32),
+    ]
+
+
 class TteBuffer(Structure):
     _fields_ = [("data", c_void_p), ("size", c_size_t)]
 
@@ -363,6 +376,9 @@ PROTOTYPES: dict[str, tuple[object, list[object]]] = {
     "tte_set_thread_stream": (None, [c_void_p]),
     "tte_clear_thread_stream": (None, []),
     "tte_get_thread_stream": (c_int32, [POINTER(c_void_p)]),
+    # Programs: the load options.
+    "tte_num_load_options": (c_size_t, []),
+    "tte_load_option_info": (TteStatus, [c_size_t, POINTER(TteLoadOptionInfo), _E]),
     # Programs.
     "tte_program_open_file": (TteStatus, [c_char_p, POINTER(TteProgramOptions), POINTER(ProgramPtr), _E]),
     "tte_program_open_buffer": (

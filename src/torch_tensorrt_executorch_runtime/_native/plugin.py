@@ -123,6 +123,26 @@ def reset_runtime_stats() -> None:
     lib().tte_reset_runtime_stats()
 
 
+def load_option_rows() -> list[dict[str, object]]:
+    """The plugin's table of load options (tte_load_option_info), a dict per row, in its order."""
+    rows: list[dict[str, object]] = []
+    for index in range(int(lib().tte_num_load_options())):
+        info = abi.TteLoadOptionInfo(struct_size=ctypes.sizeof(abi.TteLoadOptionInfo))
+        call(lib().tte_load_option_info, index, ctypes.byref(info))
+        rows.append(
+            {
+                "name": _text(info.name) or "",
+                "accepted_types": int(info.accepted_types),
+                "type": _text(info.type) or "",
+                "must_be": _text(info.must_be) or "",
+                "fallback": _text(info.fallback) or "",
+                "doc": _text(info.doc) or "",
+                "program_only": bool(info.program_only),
+            }
+        )
+    return rows
+
+
 def describe_blob(payload: bytes) -> dict:
     """A TensorRTBackend delegate blob parsed by the plugin's reader (tte_blob_describe_json)."""
     out = ctypes.c_void_p()

@@ -8,6 +8,7 @@ a C++ process over the C API, for machines and measurements without Python.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import math
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import _activation, _dtypes
-from ..program import load
+from ..program import load, load_options
+from ..program.load_options import parse_option_text
 from ..providers import register_provider_library
 from .usage import UsageError
 
@@ -201,6 +203,12 @@ def command_run(args) -> int:
         options["provider"] = args.provider
     if args.cuda_graphs:
         options["cuda_graphs"] = True
+    for text in args.option or ():
+        try:
+            key, value = parse_option_text(text)
+        except ValueError as exc:
+            raise UsageError(f"bad --option: {exc}") from None
+        options[key] = value
     program = load(args.model, data_path=args.data or None, options=options or None)
     if args.method not in program.method_names:
         raise UsageError(
@@ -249,8 +257,26 @@ def command_run(args) -> int:
     return 0
 
 
+def _load_options_help() -> str:
+    """The epilog of `run --help`: the plugin's load options, from its own table."""
+    try:
+        options = load_options()
+    except Exception as exc:  # noqa: BLE001 (help must print; doctor says why the plugin did not load)
+        return f"The load options are listed once the plugin loads ({exc}); see `doctor`."
+    lines = ["TensorRTBackend load options (--option KEY=VALUE; bools are true or false):"]
+    for option in options:
+        lines.append(f"  {option.name} ({option.type}; default: {option.default})")
+        lines.append(f"      {option.doc}")
+    return "\n".join(lines)
+
+
 def add_parser(sub) -> None:
-    run = sub.add_parser("run", help="run a method and report outputs and latency")
+    run = sub.add_parser(
+        "run",
+        help="run a method and report outputs and latency",
+        epilog=_load_options_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("model", type=Path, help="the .pte file")
     run.add_argument(
         "--data", action="append", type=Path, help="a .ptd file (repeatable; default: found beside the .pte)"
@@ -267,6 +293,12 @@ def add_parser(sub) -> None:
     run.add_argument("--provider", help="engine provider for every TensorRTBackend delegate")
     run.add_argument("--provider-library", action="append", help="load a provider library first (repeatable)")
     run.add_argument("--cuda-graphs", action="store_true", help="replay engines through CUDA graphs")
+    run.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a TensorRTBackend load option (repeatable; listed below); wins over --provider and --cuda-graphs",
+    )
     run.add_argument("--device", help="where inputs are made: cpu or cuda[:N] (default: where the program wants them)")
     torch_group = run.add_mutually_exclusive_group()
     torch_group.add_argument("--torch", dest="torch", action="store_true", default=None, help="make torch tensors")
