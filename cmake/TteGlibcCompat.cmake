@@ -13,9 +13,9 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_
     #error not glibc
     #endif
     int main(void) { return 0; }" TTE_HAVE_GLIBC)
-  # Sanitizer builds are never shipped; leave their runtimes' interceptors
-  # the symbols they expect.
-  if(TTE_HAVE_GLIBC AND NOT TTE_SANITIZE)
+  # Sanitizer and coverage builds are never shipped; leave their runtimes
+  # (interceptors, libgcov) the symbols they expect.
+  if(TTE_HAVE_GLIBC AND NOT TTE_SANITIZE AND NOT TTE_COVERAGE)
     set(_tte_glibc_compat_default ON)
   endif()
 endif()

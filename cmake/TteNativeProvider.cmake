@@ -219,7 +219,8 @@ function(tte_add_native_provider major root_var beside)
   endif()
   # Sections per function and object, dropped at link when unreached (the
   # wheel's size budget; see the plugin's target).
-  target_compile_options(${_objects} PRIVATE -Wall -Wextra -ffunction-sections -fdata-sections -O2)
+  target_compile_options(${_objects} PRIVATE -Wall -Wextra -ffunction-sections -fdata-sections
+    ${TTE_SHIPPED_OPTIMIZATION})
   tte_glibc_compat(${_objects})
 
   set(_provider tte_provider_tensorrt${major})
