@@ -884,6 +884,30 @@ TEST_F(ProgramApi, EtdumpNeedsToBeEnabled) {
   std::remove(path.c_str());
 }
 
+TEST_F(ProgramApi, EtdumpWritesSayWhatIsMissing) {
+  TteProgramOptions options{};
+  options.struct_size = sizeof(options);
+  options.enable_etdump = 1;
+  Program traced;
+  open(traced, "add_one.pte", &options);
+  TteError error{};
+  // Nothing recorded before the first run.
+  const std::string path = ::testing::TempDir() + "tte_program_api_unwritten.etdp";
+  EXPECT_EQ(tte_program_write_etdump(traced.get(), path.c_str(), &error), TTE_ERROR_INVALID_STATE);
+  EXPECT_NE(std::string(error.message).find("no ETDump events recorded yet: run a method first"),
+            std::string::npos)
+      << error.message;
+  auto x = float_tensor({2, 4});
+  Outputs outputs(1);
+  ASSERT_EQ(run(traced, x.tensor, outputs), TTE_OK);
+  // A folder that does not exist: the path and the reason.
+  const std::string nowhere = ::testing::TempDir() + "no-such-folder/x.etdp";
+  error = {};
+  EXPECT_EQ(tte_program_write_etdump(traced.get(), nowhere.c_str(), &error), TTE_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(error.message).find("cannot write '" + nowhere + "': "), std::string::npos)
+      << error.message;
+}
+
 TEST_F(ProgramApi, ConcurrentRunsOnOneProgramAreSerialized) {
   Program program;
   open(program, "add_one.pte");

@@ -336,6 +336,41 @@ TEST_F(Backend, RefusesShapeTensors) {
   EXPECT_TRUE(contains(log.text(), "engine tensor 'shape' is a shape tensor")) << log.text();
 }
 
+TEST_F(Backend, RefusesAnEngineWhoseTensorsAreMalformed) {
+  struct Case {
+    const char* what;
+    void (*breakit)(FakeEngineSpec*);
+    const char* expected;
+  } cases[] = {
+      {"no name", [](FakeEngineSpec* s) { s->tensors[0].name = ""; },
+       "engine I/O tensor 0 has no name"},
+      {"rank", [](FakeEngineSpec* s) { s->tensors[0].rank = TTE_MAX_RANK + 1; },
+       "engine tensor 'x' has rank"},
+      {"dtype", [](FakeEngineSpec* s) { s->tensors[0].dtype = static_cast<ScalarType>(120); },
+       "engine tensor 'x' has unknown scalar type 120"},
+      {"two names", [](FakeEngineSpec* s) { s->tensors[1].name = "x"; },
+       "the engine has two I/O tensors named 'x'"},
+  };
+  for (const Case& c : cases) {
+    FakeEngineSpec spec;
+    spec.tensors = {static_input("x", {2}), output_like("y", 0)};
+    c.breakit(&spec);
+    Delegate delegate;
+    StderrCapture log;
+    EXPECT_EQ(delegate.init(make_blob(blob_metadata({"x"}, {"y"}), fake_plan(spec))),
+              Error::InvalidProgram)
+        << c.what;
+    EXPECT_TRUE(contains(log.text(), c.expected)) << c.what << ": " << log.text();
+  }
+}
+
+TEST_F(Backend, ExecuteWithoutAHandleIsRefused) {
+  et::BackendExecutionContext context(nullptr, nullptr, "forward");
+  StderrCapture log;
+  EXPECT_EQ(backend()->execute(context, nullptr, {}), Error::DelegateInvalidHandle);
+  EXPECT_TRUE(contains(log.text(), "TensorRTBackend execute got no delegate handle")) << log.text();
+}
+
 TEST_F(Backend, RefusesACorruptBlob) {
   std::vector<uint8_t> blob = add_one_blob();
   blob[0] = 'X';
