@@ -104,6 +104,26 @@ def test_contents(names):
     assert "tte-run = torch_tensorrt_executorch_runtime._tte_run:main" in scripts
 
 
+def test_abi3audit_finds_every_library_within_the_tags_abi3_baseline():
+    """The compiled binding (and every other library in the wheel) uses only the stable ABI of the
+    CPython the tag names, cp310-abi3: what lets one wheel serve CPython 3.10 and every later one."""
+    abi3audit = Path(sys.executable).with_name("abi3audit")
+    assert abi3audit.exists(), "abi3audit is missing: scripts/setup.sh installs requirements-dev.txt"
+    result = subprocess.run(
+        [str(abi3audit), "--strict", "--report", str(WHEEL_PATH)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (spec,) = json.loads(result.stdout)["specs"].values()
+    results = {entry["name"]: entry["result"] for entry in spec["wheel"]}
+    assert "_compiled.abi3.so" in results, sorted(results)
+    for name, audit in results.items():
+        assert audit["is_abi3"] and audit["is_abi3_baseline_compatible"], (name, audit)
+        assert audit["baseline"] == "3.10", (name, audit)
+        computed = tuple(int(part) for part in audit["computed"].split("."))
+        assert computed <= (3, 10), (name, audit)
+        assert not audit["non_abi3_symbols"] and not audit["future_abi3_objects"], (name, audit)
+
+
 # One native provider per TensorRT major, each where its headers were found:
 # the major, the folder beside the checkout the wheel build looks in on its
 # own (cmake/TteNativeProvider.cmake) and the variable that names another.
