@@ -10,18 +10,7 @@ set -euo pipefail
 # The wheel's metadata requires executorch and nvidia-cuda-runtime from PyPI;
 # here the plugin package (run dependency) brings ExecuTorch's runtime and the
 # CUDA runtime, so they are taken out of the metadata pip records and checks.
-"${PYTHON}" - <<'PY'
-import pathlib, re
-path = pathlib.Path("pyproject.toml")
-text = path.read_text()
-# pyproject.toml lists them in [tool.scikit-build.metadata.dependencies].
-deps = re.search(r"^\[tool\.scikit-build\.metadata\.dependencies\]\n(?:[^\[].*\n)*?result = \[\n(.*?)^\]", text, re.S | re.M)
-if deps is None:
-    raise SystemExit("install-python-package.sh: no [tool.scikit-build.metadata.dependencies] result list in pyproject.toml")
-kept = [line for line in deps.group(1).splitlines(keepends=True)
-        if not re.match(r'\s*"(executorch|nvidia-cuda-runtime)\b', line)]
-path.write_text(text[:deps.start(1)] + "".join(kept) + text[deps.end(1):])
-PY
+"${PYTHON}" recipe/strip-pypi-requirements.py pyproject.toml
 # pip also writes the wheel's `tte-run` console script (it execs the runner
 # the wheel ships in the package's bin/); in conda, bin/tte-run is the runner
 # itself (libtorch-tensorrt-executorch, in the host prefix): keep that one.

@@ -27,7 +27,7 @@ ruff="$(tool ruff)"
 mypy="$(tool mypy)"
 clang_format="$(tool clang-format)"
 
-python_dirs=(src tests scripts bench recipe/tests)
+python_dirs=(src tests scripts bench recipe)
 run "$ruff" check "${python_dirs[@]}"
 # Files, strictness per module and third-party stubs: pyproject.toml [tool.mypy].
 run "$mypy"

@@ -4,7 +4,10 @@ dependencies, run_exports, licenses and tests."""
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,15 @@ PYTHON_PACKAGE = "torch-tensorrt-executorch-runtime"
 ARCH_OUTPUTS = {"libexecutorch", "libexecutorch-devel", PLUGIN, PLUGIN_DEVEL, "tensorrt", "torch-tensorrt"}
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
 GLIBC = {"linux-64": "2.28", "linux-aarch64": "2.34"}
+
+
+def strip_pypi_requirements(text: str) -> str:
+    """recipe/strip-pypi-requirements.py's strip(), loaded from its file."""
+    path = ROOT / "recipe" / "strip-pypi-requirements.py"
+    spec = importlib.util.spec_from_file_location("strip_pypi_requirements", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.strip(text)
 
 
 def by_name(outputs: list[dict], name: str) -> list[dict]:
@@ -260,9 +272,16 @@ def test_python_package(rendered, versions, pyproject):
     assert wheel_deps <= set(conda_name), (
         f"new wheel dependency without a conda mapping: {wheel_deps - set(conda_name)}")
     assert {conda_name[d] for d in wheel_deps} <= set(spec_names(run))
-    stripped = re.findall(r"executorch\|nvidia-cuda-runtime",
-                          (ROOT / "recipe" / "install-python-package.sh").read_text())
-    assert stripped, "install-python-package.sh no longer takes the PyPI-only requirements out"
+    # install-python-package.sh takes them out with strip-pypi-requirements.py:
+    # run on this pyproject.toml, it leaves everything else as it is.
+    assert "recipe/strip-pypi-requirements.py pyproject.toml" in (
+        ROOT / "recipe" / "install-python-package.sh").read_text()
+    stripped = tomllib.loads(strip_pypi_requirements((ROOT / "pyproject.toml").read_text()))
+    left = stripped["tool"]["scikit-build"]["metadata"]["dependencies"].pop("result")
+    full = copy.deepcopy(pyproject)
+    wheel_list = full["tool"]["scikit-build"]["metadata"]["dependencies"].pop("result")
+    assert left == [d for d in wheel_list if not d.startswith(("executorch", "nvidia-cuda-runtime"))]
+    assert len(left) == len(wheel_list) - 2 and stripped == full
     # The plugin is found in the environment's lib/ (library.plugin_path), not through a link.
     assert "ln -s" not in (ROOT / "recipe" / "install-python-package.sh").read_text()
 
