@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "testing/test_provider_api.h"
+#include "text_match.h"
 #include "torch_tensorrt_executorch/engine_provider.h"
 
 extern "C" const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_version);
@@ -31,9 +32,7 @@ bool have_gpu() {
 #define REQUIRE_GPU() \
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device: this case runs on a GPU machine"
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using tte_test::contains;
 
 std::string input(const std::string& name, const std::string& dtype, const std::string& dims) {
   return R"({"name":")" + name + R"(","is_input":true,"dtype":")" + dtype +

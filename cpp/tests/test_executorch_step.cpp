@@ -9,6 +9,7 @@
 
 #include "common/executorch_failure.h"
 #include "program/executorch_step.h"
+#include "text_match.h"
 
 namespace {
 
@@ -36,9 +37,7 @@ constexpr Error kErrors[] = {Error::Internal,
                              Error::DelegateMemoryAllocationFailed,
                              Error::DelegateInvalidHandle};
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using tte_test::contains;
 
 TEST(ExecuTorchStep, EveryStepAndErrorHasASentence) {
   for (ProgramStep step : kSteps) {

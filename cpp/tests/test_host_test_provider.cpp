@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "testing/test_provider_api.h"
+#include "text_match.h"
 #include "torch_tensorrt_executorch/engine_provider.h"
 
 extern "C" const TteEngineProvider* tte_engine_provider_entry(uint32_t abi_version);
@@ -94,9 +95,7 @@ std::vector<int64_t> output_shape(TteEngine* e, int32_t index) {
   return s == TTE_OK ? std::vector<int64_t>(dims, dims + rank) : std::vector<int64_t>{};
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using tte_test::contains;
 
 TteTestProviderStats stats() {
   TteTestProviderStats s{};

@@ -15,14 +15,13 @@
 
 #include "program/backend_options.h"
 #include "program/ptd_file_checks.h"
+#include "text_match.h"
 
 namespace {
 
 namespace et = executorch::runtime;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using tte_test::contains;
 
 tte::BackendOptionValue option(const std::string& backend, const std::string& key,
                                TteOptionType type, int64_t int_value = 0,

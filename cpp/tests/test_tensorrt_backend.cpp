@@ -9,16 +9,13 @@
 #include <executorch/runtime/backend/options.h>
 
 #include "delegate_harness.h"
+#include "text_match.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte_test {
 namespace {
 
 using et::Error;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // y = x + 1 on [1..8, 4] float32 inputs.
 std::vector<uint8_t> add_one_blob(int device_id = 0) {

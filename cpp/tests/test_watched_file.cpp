@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "program/watched_file.h"
+#include "text_match.h"
 
 namespace {
 
@@ -42,9 +43,7 @@ class WatchedFileTest : public testing::Test {
   fs::path folder_;
 };
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using tte_test::contains;
 
 TEST_F(WatchedFileTest, AMissingFileIsNotFound) {
   std::unique_ptr<tte::WatchedFile> file;
