@@ -18,18 +18,19 @@ constexpr const char kWeightStreamingBudget[] = "weight_streaming_budget";
 
 using Text = std::array<char, et::kMaxOptionValueLength>;
 
-Status wrong_type(const char* key, const char* expected) {
+// The refusal of a value the row does not take, in the row's words.
+Status wrong_type(const LoadOptionSpec& row) {
   return Status(TTE_ERROR_INVALID_ARGUMENT,
-                std::string("load option '") + key + "' must be " + expected);
+                std::string("load option '") + row.name + "' must be " + row.must_be);
 }
 
-Status read_bool(const et::BackendOption& option, bool* out) {
+Status read_bool(const LoadOptionSpec& row, const et::BackendOption& option, bool* out) {
   if (const auto* boolean = std::get_if<bool>(&option.value)) {
     *out = *boolean;
   } else if (const auto* integer = std::get_if<int>(&option.value)) {
     *out = *integer != 0;
   } else {
-    return wrong_type(option.key, find_load_option(option.key)->must_be);
+    return wrong_type(row);
   }
   return Status::Ok();
 }
@@ -76,7 +77,8 @@ Status read_budget_spec(et::ArrayRef<et::CompileSpec> compile_specs, LoadOptions
   return Status::Ok();
 }
 
-Status read_budget_option(const et::BackendOption& option, LoadOptions* options) {
+Status read_budget_option(const LoadOptionSpec& row, const et::BackendOption& option,
+                          LoadOptions* options) {
   if (const auto* integer = std::get_if<int>(&option.value); integer != nullptr && *integer >= 0) {
     options->weight_streaming_budget = *integer;
   } else if (const auto* text = std::get_if<Text>(&option.value)) {
@@ -96,7 +98,7 @@ Status read_budget_option(const et::BackendOption& option, LoadOptions* options)
     }
     options->weight_streaming_budget = budget.value();
   } else {
-    return wrong_type(kWeightStreamingBudget, find_load_option(kWeightStreamingBudget)->must_be);
+    return wrong_type(row);
   }
   options->has_weight_streaming_budget = true;
   return Status::Ok();
@@ -104,28 +106,29 @@ Status read_budget_option(const et::BackendOption& option, LoadOptions* options)
 
 // The readers of the table's rows.
 
-Status read_text(const et::BackendOption& option, std::string* out) {
+Status read_text(const LoadOptionSpec& row, const et::BackendOption& option, std::string* out) {
   const auto* text = std::get_if<Text>(&option.value);
   if (text == nullptr) {
-    return wrong_type(option.key, find_load_option(option.key)->must_be);
+    return wrong_type(row);
   }
   *out = text_of(*text);
   return Status::Ok();
 }
 
-Status read_dla_core(const et::BackendOption& option, LoadOptions* out) {
+Status read_dla_core(const LoadOptionSpec& row, const et::BackendOption& option, LoadOptions* out) {
   const auto* integer = std::get_if<int>(&option.value);
   if (integer == nullptr || *integer < 0) {
-    return wrong_type(option.key, find_load_option(option.key)->must_be);
+    return wrong_type(row);
   }
   out->has_dla_core = true;
   out->dla_core = *integer;
   return Status::Ok();
 }
 
-Status read_plugin_libraries(const et::BackendOption& option, LoadOptions* out) {
+Status read_plugin_libraries(const LoadOptionSpec& row, const et::BackendOption& option,
+                             LoadOptions* out) {
   std::string text;
-  Status status = read_text(option, &text);
+  Status status = read_text(row, option, &text);
   if (status.ok()) {
     out->plugin_libraries = split_paths(text);
   }
@@ -147,11 +150,13 @@ const std::vector<LoadOptionSpec>& load_option_table() {
       {"provider", kString, "str", "a string (an engine provider name)",
        "the first provider that accepts the plan",
        "the engine provider to use, instead of the first that accepts the plan",
-       [](const et::BackendOption& o, LoadOptions* out) { return read_text(o, &out->provider); }},
+       [](const LoadOptionSpec& row, const et::BackendOption& o, LoadOptions* out) {
+         return read_text(row, o, &out->provider);
+       }},
       {kCudaGraphsOption, kBool | kInt, "bool", "a bool", "false",
        "capture the enqueue into a CUDA graph and replay it, one graph per shape set",
-       [](const et::BackendOption& o, LoadOptions* out) {
-         return read_bool(o, &out->cuda_graphs);
+       [](const LoadOptionSpec& row, const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(row, o, &out->cuda_graphs);
        }},
       {kWeightStreamingBudget, kInt | kString, "int or decimal str",
        "a non-negative int or a decimal string of bytes",
@@ -160,8 +165,8 @@ const std::vector<LoadOptionSpec>& load_option_table() {
       {"engine_host_code_allowed", kBool | kInt, "bool", "a bool", "true",
        "false refuses plans that carry host code (version-compatible plans embedding the lean "
        "runtime)",
-       [](const et::BackendOption& o, LoadOptions* out) {
-         return read_bool(o, &out->engine_host_code_allowed);
+       [](const LoadOptionSpec& row, const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(row, o, &out->engine_host_code_allowed);
        }},
       {"dla_core", kInt, "int", "an int >= 0 (a DLA core index)", "the GPU",
        "the DLA core the engine runs on (Jetson)", read_dla_core},
@@ -170,20 +175,20 @@ const std::vector<LoadOptionSpec>& load_option_table() {
        read_plugin_libraries},
       {"runtime_cache_path", kString, "str", "a string (a file path)", "none",
        "TensorRT-RTX: a file that keeps compiled kernels between processes",
-       [](const et::BackendOption& o, LoadOptions* out) {
-         return read_text(o, &out->runtime_cache_path);
+       [](const LoadOptionSpec& row, const et::BackendOption& o, LoadOptions* out) {
+         return read_text(row, o, &out->runtime_cache_path);
        }},
       {"share_device_memory", kBool | kInt, "bool", "a bool", "true",
        "engines' scratch (activation) memory comes from one arena per CUDA stream",
-       [](const et::BackendOption& o, LoadOptions* out) {
-         return read_bool(o, &out->share_device_memory);
+       [](const LoadOptionSpec& row, const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(row, o, &out->share_device_memory);
        }},
       {kMaxConcurrentRunsOption, kInt, "int", runs_must_be.c_str(), runs_fallback.c_str(),
        "runs of one method at once from different threads (the Program API's option)", nullptr},
       {"share_engines", kBool | kInt, "bool", "a bool", "true",
        "a plan already loaded on the device is not deserialized again",
-       [](const et::BackendOption& o, LoadOptions* out) {
-         return read_bool(o, &out->share_engines);
+       [](const LoadOptionSpec& row, const et::BackendOption& o, LoadOptions* out) {
+         return read_bool(row, o, &out->share_engines);
        }},
   };
   return table;
@@ -222,7 +227,7 @@ Status read_load_options(const et::BackendInitContext& context,
       TTE_LOG(INFO, "load option '%s' is the Program API's; TensorRTBackend ignores it",
               option.key);
     } else {
-      status = spec->read(option, &options);
+      status = spec->read(*spec, option, &options);
     }
   }
   if (status.ok()) {

@@ -51,9 +51,11 @@ struct LoadOptionSpec {
   const char* must_be;   // the refusal's words: "load option 'NAME' must be <must_be>"
   const char* fallback;  // what applies when the option is not given, for people
   const char* doc;       // one sentence
-  // Puts the value into LoadOptions; nullptr for an option the Program API
-  // reads (program_only: TensorRTBackend ignores it).
-  Status (*read)(const executorch::runtime::BackendOption& option, LoadOptions* out);
+  // Puts the value into LoadOptions (refusing it in this row's words);
+  // nullptr for an option the Program API reads (program_only:
+  // TensorRTBackend ignores it).
+  Status (*read)(const LoadOptionSpec& row, const executorch::runtime::BackendOption& option,
+                 LoadOptions* out);
 };
 
 // Every load option, in the documentation's order.
