@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+from typing import TypedDict
 
 from ..errors import TTE_OK, error_for_status
 from . import abi, library
@@ -123,9 +124,21 @@ def reset_runtime_stats() -> None:
     lib().tte_reset_runtime_stats()
 
 
-def load_option_rows() -> list[dict[str, object]]:
-    """The plugin's table of load options (tte_load_option_info), a dict per row, in its order."""
-    rows: list[dict[str, object]] = []
+class LoadOptionRow(TypedDict):
+    """One row of tte_load_option_info, decoded."""
+
+    name: str
+    accepted_types: int  # bits 1 << TTE_OPTION_BOOL, _INT, _STRING
+    type: str
+    must_be: str
+    fallback: str
+    doc: str
+    program_only: bool
+
+
+def load_option_rows() -> list[LoadOptionRow]:
+    """The plugin's table of load options (tte_load_option_info), a row each, in its order."""
+    rows: list[LoadOptionRow] = []
     for index in range(int(lib().tte_num_load_options())):
         info = abi.TteLoadOptionInfo(struct_size=ctypes.sizeof(abi.TteLoadOptionInfo))
         call(lib().tte_load_option_info, index, ctypes.byref(info))

@@ -44,16 +44,15 @@ def load_options() -> tuple[LoadOption, ...]:
     _activation.require()
     options = []
     for row in _native.load_option_rows():
-        bits = int(row["accepted_types"])  # type: ignore[call-overload]
         options.append(
             LoadOption(
-                name=str(row["name"]),
-                accepts=tuple(python for bit, python in _PYTHON_TYPES if bits & (1 << bit)),
-                type=str(row["type"]),
-                must_be=str(row["must_be"]),
-                default=str(row["fallback"]),
-                doc=str(row["doc"]),
-                program_only=bool(row["program_only"]),
+                name=row["name"],
+                accepts=tuple(python for bit, python in _PYTHON_TYPES if row["accepted_types"] & (1 << bit)),
+                type=row["type"],
+                must_be=row["must_be"],
+                default=row["fallback"],
+                doc=row["doc"],
+                program_only=row["program_only"],
             )
         )
     return tuple(options)
