@@ -7,7 +7,9 @@
 
 #include <string>
 
-#include "common/executorch_failure.h"
+#include <executorch/runtime/platform/log.h>
+
+#include "common/call_context.h"
 #include "program/executorch_step.h"
 #include "text_match.h"
 
@@ -83,8 +85,9 @@ TEST(ExecuTorchStep, TheSentenceSaysWhatToDo) {
 }
 
 tte::Status failed_at(ProgramStep step, Error error) {
-  tte::ExecuTorchStep call(step);
-  return call.failed(error, "cannot do it");
+  tte::CallContext call;
+  tte::ExecuTorchStep step_of_call(call, step);
+  return step_of_call.failed(error, "cannot do it");
 }
 
 TEST(ExecuTorchStep, TheCodeSaysWhoseFaultItIs) {
@@ -113,34 +116,72 @@ TEST(ExecuTorchStep, TheMessageNamesWhatFailedAndTheCode) {
 }
 
 TEST(ExecuTorchStep, ExecuTorchsErrorLinesAreQuoted) {
-  tte::ExecuTorchStep call(ProgramStep::kLoadMethod);
-  ASSERT_TRUE(tte::in_executorch_call());
-  const std::string first = "Missing operator: aten::frobnicate.out";
-  const std::string second = "Overriding output data pointer failed";
-  tte::note_executorch_error_line(first.data(), first.size());
-  tte::note_executorch_error_line(second.data(), second.size());
-  const tte::Status status = call.failed(Error::OperatorMissing, "cannot load method 'forward'");
-  EXPECT_TRUE(contains(status.message(), "; ExecuTorch: " + first + " / " + second))
+  tte::CallContext call;
+  tte::ExecuTorchStep step(call, ProgramStep::kLoadMethod);
+  // Logged through ExecuTorch's own log, as its Method and Module do: the
+  // route finds the call in progress.
+  ET_LOG(Error, "Missing operator: aten::frobnicate.out");
+  ET_LOG(Error, "Overriding output data pointer failed");
+  const tte::Status status = step.failed(Error::OperatorMissing, "cannot load method 'forward'");
+  EXPECT_TRUE(contains(status.message(),
+                       "; ExecuTorch: Missing operator: aten::frobnicate.out / Overriding output "
+                       "data pointer failed"))
       << status.message();
 }
 
 TEST(ExecuTorchStep, TheReasonThisLibraryReportedWins) {
-  tte::ExecuTorchStep call(ProgramStep::kLoadMethod);
-  tte::report_to_executorch(tte::Status(TTE_ERROR_NO_DEVICE, "no CUDA device"));
+  tte::CallContext call;
+  tte::ExecuTorchStep step(call, ProgramStep::kLoadMethod);
+  // As a delegate's init does, on the other side of ExecuTorch.
+  tte::report_to_executorch(tte::CallInProgress::current(),
+                            tte::Status(TTE_ERROR_NO_DEVICE, "no CUDA device"));
   const tte::Status status =
-      call.failed(Error::Internal, "cannot load method 'forward'", "TensorRTBackend delegate 0: ");
+      step.failed(Error::Internal, "cannot load method 'forward'", "TensorRTBackend delegate 0: ");
   EXPECT_EQ(status.code(), TTE_ERROR_NO_DEVICE);
   EXPECT_EQ(status.message(),
             "cannot load method 'forward': TensorRTBackend delegate 0: no CUDA device");
 }
 
-TEST(ExecuTorchStep, ADamagedMethodMetaIsAnInvalidProgram) {
-  const tte::Status status = tte::damaged_method_meta(Error::InvalidArgument, "method 'forward'");
-  EXPECT_EQ(status.code(), TTE_ERROR_INVALID_PROGRAM);
-  EXPECT_TRUE(contains(status.message(),
-                       "method 'forward': the method's description in the program "
-                       "is damaged"))
-      << status.message();
+TEST(ExecuTorchStep, TheCallIsInProgressOnlyWhileTheStepIsOpen) {
+  tte::CallContext call;
+  EXPECT_EQ(tte::CallInProgress::current(), nullptr);
+  {
+    tte::ExecuTorchStep step(call, ProgramStep::kExecute);
+    EXPECT_EQ(tte::CallInProgress::current(), &call);
+    EXPECT_TRUE(call.failure.is_open());
+  }
+  EXPECT_EQ(tte::CallInProgress::current(), nullptr);
+  EXPECT_FALSE(call.failure.is_open());
+  // Outside a step, ExecuTorch's lines are the log's, not the call's.
+  ET_LOG(Error, "a line outside any call");
+  EXPECT_TRUE(call.failure.log_lines().empty());
+}
+
+TEST(ExecuTorchStep, AnInnerStepKeepsTheOuterOnesReason) {
+  tte::CallContext call;
+  tte::ExecuTorchStep outer(call, ProgramStep::kLoadMethod);
+  tte::report_to_executorch(&call, tte::Status(TTE_ERROR_NO_DEVICE, "no CUDA device"));
+  {
+    tte::ExecuTorchStep inner(call, ProgramStep::kMethodMeta);
+  }
+  EXPECT_EQ(call.failure.reported().code(), TTE_ERROR_NO_DEVICE);
+  EXPECT_EQ(tte::CallInProgress::current(), &call);
+}
+
+TEST(ExecuTorchStep, EachCallKeepsItsOwnReason) {
+  // Two calls on one thread, one inside the other's step (a Program API
+  // call made from a delegate's frame would be one): each keeps its own.
+  tte::CallContext first;
+  tte::ExecuTorchStep first_step(first, ProgramStep::kExecute);
+  {
+    tte::CallContext second;
+    tte::ExecuTorchStep second_step(second, ProgramStep::kLoadMethod);
+    tte::report_to_executorch(tte::CallInProgress::current(),
+                              tte::Status(TTE_ERROR_INVALID_PROGRAM, "second's reason"));
+    EXPECT_EQ(second.failure.reported().message(), "second's reason");
+  }
+  EXPECT_EQ(tte::CallInProgress::current(), &first);
+  EXPECT_TRUE(first.failure.reported().ok());
 }
 
 }  // namespace

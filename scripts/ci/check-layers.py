@@ -36,6 +36,13 @@ INCLUDE_ROOTS = ("cpp/src", "cpp/include", "cpp/providers", "cpp", "cpp/python")
 # cpp/src's layers, lowest first: a file includes only its own layer and
 # those before it.
 PLUGIN_LAYERS = ("common", "cuda", "blob", "backend", "program", "c_api")
+# What a layer may include of a lower one that has a face: (including layer,
+# included layer) -> the included layer's headers it may name. The Program API
+# uses the backend through its registration glue and its load-option table,
+# never its internals. The C API, the library's boundary, wires everything.
+LAYER_FACES = {
+    ("program", "backend"): ("tensorrt_backend.h", "load_options.h"),
+}
 # The Python package's layers, lowest first (docs/architecture.md): a module
 # imports, at module level, only modules of its own layer and those before it.
 # Each layer is the modules under these names (relative to the package; "" is
@@ -299,6 +306,11 @@ def main() -> int:
             if other is not None and other > own:
                 problems.append(f"layer order: {name} ({PLUGIN_LAYERS[own]}) includes {included} "
                                 f"({PLUGIN_LAYERS[other]}, a layer above it; order: {' < '.join(PLUGIN_LAYERS)})")
+            face = LAYER_FACES.get((PLUGIN_LAYERS[own], PLUGIN_LAYERS[other])) if other is not None else None
+            if face is not None and included.rsplit("/", 1)[-1] not in face:
+                problems.append(f"layer face: {name} ({PLUGIN_LAYERS[own]}) includes {included}, "
+                                f"which is internal to {PLUGIN_LAYERS[other]}; it may use "
+                                + ", ".join(f"{PLUGIN_LAYERS[other]}/{header}" for header in face))
 
     for problem in problems:
         print(f"check-layers: {problem}", file=sys.stderr)

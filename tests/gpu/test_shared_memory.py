@@ -82,10 +82,10 @@ def test_share_engines_false_loads_twice(cuda_provider, programs):
     del a, b
 
 
-def test_arenas_of_exited_threads_are_released(cuda_provider, programs):
-    # Each thread without a caller stream runs on a stream of its own with an
-    # arena of its own; when the thread exits, so does the arena (not kept
-    # until 16 exist).
+def test_calls_one_after_another_share_one_arena_whatever_their_thread(cuda_provider, programs):
+    # A call without a caller stream borrows a stream (and its arena) from a
+    # pool and gives it back when it returns: the next call takes the same
+    # one, on whichever thread, so threads that come and go add no arenas.
     import threading
 
     program = tte.load(programs / "weights_resident.pte", options={"max_concurrent_runs": 1})

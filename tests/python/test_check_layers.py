@@ -70,13 +70,29 @@ def test_a_tree_in_order_passes(tmp_path):
         ({f"{PACKAGE}/testing.py": "", f"{PACKAGE}/runtime.py": "from . import testing\n"}, "imports the test helpers"),
         # A lower C++ layer including a higher one.
         ({"cpp/src/common/status.h": '#pragma once\n#include "backend/backend.h"\n'}, "(common) includes"),
+        # The Program API naming a backend header that is not the backend's face.
+        (
+            {"cpp/src/program/program.cpp": '#include "backend/backend.h"\n'},
+            "includes cpp/src/backend/backend.h, which is internal to backend",
+        ),
     ],
-    ids=["python-up", "providers-up", "no-layer", "circle", "testing", "cpp-up"],
+    ids=["python-up", "providers-up", "no-layer", "circle", "testing", "cpp-up", "cpp-face"],
 )
 def test_each_violation_is_named(tmp_path, files, message):
     result = check(make_tree(tmp_path, files))
     assert result.returncode == 1, result.stderr
     assert message in result.stderr, result.stderr
+
+
+def test_the_backends_face_is_open_to_the_program_api(tmp_path):
+    face = {
+        "cpp/src/backend/tensorrt_backend.h": "#pragma once\n",
+        "cpp/src/backend/load_options.h": "#pragma once\n",
+        "cpp/src/program/program.cpp": '#include "backend/tensorrt_backend.h"\n#include "backend/load_options.h"\n',
+        "cpp/src/c_api/c_api.cpp": '#include "backend/backend.h"\n',
+    }
+    result = check(make_tree(tmp_path, face))
+    assert result.returncode == 0, result.stderr
 
 
 def test_imports_inside_functions_are_not_edges(tmp_path):

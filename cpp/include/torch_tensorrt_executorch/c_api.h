@@ -133,8 +133,10 @@ TTE_API TteStatus tte_blob_describe_json(const void* data, uint64_t size, char**
 /* ---- Caller stream (per thread) --------------------------------------- */
 
 /* CUDA work of delegates and programs run on this thread uses `stream`
- * (a cudaStream_t) until cleared; otherwise each delegate handle uses its
- * own stream. `execute` always returns with the work finished. */
+ * (a cudaStream_t) until cleared: each call reads it when it begins.
+ * Otherwise a delegate uses a stream of its own, or, with shared scratch
+ * memory, one its call borrows from a pool and gives back when it returns.
+ * `execute` always returns with the work finished. */
 TTE_API void tte_set_thread_stream(void* stream);
 TTE_API void tte_clear_thread_stream(void);
 /* 1 and *out_stream set when a caller stream is set on this thread. */

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -42,18 +43,19 @@ void ScratchArenas::remove_user() {
     return;
   }
   users_ = 0;
+  // No delegate is left to run on the pooled streams: none is in a call.
+  for (const IdleStream& idle : idle_streams_) {
+    destroy_stream_locked(idle.device, idle.stream);
+  }
+  idle_streams_.clear();
   evict_idle_locked(0);
 }
 
 ScratchArenas::Arena* ScratchArenas::borrow(int device, void* stream) {
-  // cudaStreamPerThread is the same handle in every thread for a stream of
-  // each thread's own: its arenas are per thread.
-  thread_local const char per_thread_key = 0;
-  const void* key = stream == static_cast<void*>(cudaStreamPerThread) ? &per_thread_key : stream;
   std::lock_guard<std::mutex> lock(mutex_);
   ++clock_;
   for (const auto& arena : arenas_) {
-    if (arena->device == device && arena->key == key) {
+    if (arena->device == device && arena->stream == stream) {
       ++arena->busy;
       arena->last_use = clock_;
       return arena.get();
@@ -66,7 +68,6 @@ ScratchArenas::Arena* ScratchArenas::borrow(int device, void* stream) {
   Arena* arena = arenas_.back().get();
   arena->device = device;
   arena->stream = stream;
-  arena->key = key;
   arena->busy = 1;
   arena->last_use = clock_;
   return arena;
@@ -77,10 +78,9 @@ void ScratchArenas::give_back(Arena* arena) {
   --arena->busy;
 }
 
-void ScratchArenas::release_stream(int device, const void* stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+void ScratchArenas::release_stream_locked(int device, const void* stream) {
   for (auto it = arenas_.begin(); it != arenas_.end();) {
-    if ((*it)->device == device && (*it)->key == stream && (*it)->busy == 0) {
+    if ((*it)->device == device && (*it)->stream == stream && (*it)->busy == 0) {
       free_memory(it->get());
       it = arenas_.erase(it);
     } else {
@@ -191,42 +191,85 @@ void ScratchArenas::reset_peak() {
   peak_bytes_ = total_bytes_;
 }
 
-namespace {
-
-struct ThreadStreams {
-  std::vector<std::pair<int, cudaStream_t>> streams;
-  ~ThreadStreams() {
-    for (const auto& [device, stream] : streams) {
-      DeviceGuard guard(device);
-      cudaStreamSynchronize(stream);
-      // The thread is gone: nothing borrows its stream's arenas again, and a
-      // later stream may get the same handle.
-      ScratchArenas::instance().release_stream(device, stream);
-      cudaStreamDestroy(stream);
-      cudaGetLastError();
-    }
-  }
-};
-
-}  // namespace
-
-Status thread_stream(int device, void** stream) {
-  thread_local ThreadStreams streams;
-  for (const auto& [d, s] : streams.streams) {
-    if (d == device) {
-      *stream = s;
-      return Status::Ok();
+Status ScratchArenas::take_stream(int device, void** stream) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // The most recently returned first: its arena is the warm one.
+    for (auto it = idle_streams_.rbegin(); it != idle_streams_.rend(); ++it) {
+      if (it->device == device) {
+        *stream = it->stream;
+        idle_streams_.erase(std::next(it).base());
+        return Status::Ok();
+      }
     }
   }
   cudaStream_t created = nullptr;
   // Blocking, as a delegate's own stream (tensorrt_delegate.cpp, own_stream).
   const cudaError_t status = cudaStreamCreateWithFlags(&created, cudaStreamDefault);
   if (status != cudaSuccess) {
-    return cuda_failure(status, "creating this thread's CUDA stream");
+    return cuda_failure(status, "creating a CUDA stream for the call");
   }
-  streams.streams.emplace_back(device, created);
   *stream = created;
   return Status::Ok();
+}
+
+void ScratchArenas::return_stream(int device, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (users_ == 0) {
+    destroy_stream_locked(device, stream);
+    return;
+  }
+  idle_streams_.push_back(IdleStream{device, stream});
+  size_t same_device = 0;
+  for (const IdleStream& idle : idle_streams_) {
+    same_device += idle.device == device ? 1 : 0;
+  }
+  if (same_device <= kMaxArenas) {
+    return;
+  }
+  // The least recently returned one of the device goes, with its arenas.
+  for (auto it = idle_streams_.begin(); it != idle_streams_.end(); ++it) {
+    if (it->device == device) {
+      destroy_stream_locked(it->device, it->stream);
+      idle_streams_.erase(it);
+      return;
+    }
+  }
+}
+
+size_t ScratchArenas::idle_stream_count() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return idle_streams_.size();
+}
+
+void ScratchArenas::destroy_stream_locked(int device, void* stream) {
+  DeviceGuard guard(device);
+  // Idle: the call that had it synchronized it before giving it back; a
+  // later stream may get the same handle, so its arenas go now.
+  cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  release_stream_locked(device, stream);
+  cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  cudaGetLastError();
+}
+
+namespace {
+
+void give_back_call_stream(int device, void* stream) {
+  ScratchArenas::instance().return_stream(device, stream);
+}
+
+}  // namespace
+
+Status call_stream(CallContext& call, int device, void** stream) {
+  if (void* borrowed = call.streams.find(device)) {
+    *stream = borrowed;
+    return Status::Ok();
+  }
+  Status status = ScratchArenas::instance().take_stream(device, stream);
+  if (status.ok()) {
+    call.streams.keep(device, *stream, &give_back_call_stream);
+  }
+  return status;
 }
 
 }  // namespace tte

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/call_context.h"
 #include "common/status.h"
 
 namespace tte {
@@ -31,12 +32,9 @@ namespace tte {
 class ScratchArenas {
  public:
   struct Arena {
-    std::mutex mutex;  // held around set_device_memory + enqueue
-    int device = -1;   // -1: host memory
-    void* stream = nullptr;
-    // What tells streams apart: the stream, except for cudaStreamPerThread,
-    // one handle for a different stream in every thread (then the thread's).
-    const void* key = nullptr;
+    std::mutex mutex;        // held around set_device_memory + enqueue
+    int device = -1;         // -1: host memory
+    void* stream = nullptr;  // host arenas: NULL
     // Guarded by `mutex`. `generation` is unique to one block of memory in
     // the process (0: none yet), so a delegate sets it on its engine only
     // when it changed since that engine last got it.
@@ -59,14 +57,18 @@ class ScratchArenas {
   void remove_user();
 
   // The arena of (device, stream), created empty on first use, busy until
-  // give_back. Never fails (memory is allocated by reserve).
+  // give_back. Never fails (memory is allocated by reserve). Never given
+  // cudaStreamPerThread (one handle for a stream of each thread's own): the
+  // delegate runs on a stream of the call's instead.
   Arena* borrow(int device, void* stream);
   void give_back(Arena* arena);
 
-  // Frees the idle arenas of `stream` (a stream about to be destroyed: its
-  // thread exited), instead of keeping them until kMaxArenas exist. A busy
-  // one cannot be: a delegate borrows only on its own thread's stream.
-  void release_stream(int device, const void* stream);
+  // The pool of call streams (call_stream): an idle stream of `device`, or
+  // a new one; and back into the pool.
+  Status take_stream(int device, void** stream);
+  void return_stream(int device, void* stream);
+  // Idle pooled streams (for tests).
+  size_t idle_stream_count();
 
   // With arena->mutex held: at least `bytes` of memory, 256-byte aligned.
   // Grows (synchronizing the stream before the old memory is freed).
@@ -83,9 +85,18 @@ class ScratchArenas {
   ScratchArenas() = default;
   void free_memory(Arena* arena);  // arena idle or locked, registry mutex held or not
   void evict_idle_locked(size_t keep);
+  // Frees the idle arenas of `stream`, about to be destroyed.
+  void release_stream_locked(int device, const void* stream);
+  // Synchronizes and destroys `stream` with its idle arenas.
+  void destroy_stream_locked(int device, void* stream);
 
   std::mutex mutex_;
   std::vector<std::unique_ptr<Arena>> arenas_;
+  struct IdleStream {
+    int device;
+    void* stream;
+  };
+  std::vector<IdleStream> idle_streams_;  // most recently returned last
   int users_ = 0;
   uint64_t clock_ = 0;
   std::mutex bytes_mutex_;
@@ -117,11 +128,14 @@ class ScratchLease {
   ScratchArenas::Arena* arena_ = nullptr;
 };
 
-// A CUDA stream of this thread on `device` (blocking, as a delegate's own
-// stream), for delegates with shared scratch memory whose caller set no
-// stream: the delegates a thread runs then share one stream, hence one
-// arena, while other threads keep their own. Destroyed at thread exit, with
-// the arenas of that stream.
-Status thread_stream(int device, void** stream);
+// The stream of `call` on `device`, for delegates with shared scratch
+// memory whose caller named no stream (blocking, as a delegate's own
+// stream): borrowed from a pool when the call first needs it and given back
+// when the call ends, after its delegates synchronized it. A call's
+// delegates then share one stream, hence one arena; calls one after another
+// reuse the same stream and arena, whatever their thread, and concurrent
+// calls get streams of their own. Idle streams beyond kMaxArenas per device
+// are destroyed with their arenas, and all of them with the last delegate.
+Status call_stream(CallContext& call, int device, void** stream);
 
 }  // namespace tte

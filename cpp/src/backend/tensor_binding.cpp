@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string>
 
-#include "common/read_only_memory.h"
 #include "common/runtime_stats.h"
 
 namespace tte {
@@ -157,7 +156,7 @@ Status TensorBinder::stage_input_or_output(size_t a, const std::string& name, bo
 }
 
 Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t stream,
-                          std::vector<Binding>* bindings) {
+                          const ReadOnlyLoans& read_only, std::vector<Binding>* bindings) {
   device_staging_.resize(memory_.host ? 0 : args.size());
   host_staging_.resize(memory_.host ? args.size() : 0);
   mapped_staging_.resize(stage_through_mapped_memory_ ? args.size() : 0);
@@ -174,7 +173,7 @@ Status TensorBinder::bind(const EngineIo& io, DelegateArgs args, cudaStream_t st
     if (!is_input && spec.aliased_input >= 0) {
       // In place: the engine writes into its input's memory.
       const Binding& input = (*bindings)[spec.aliased_input];
-      if (const std::string* lent = read_only_label(input.data, input.nbytes)) {
+      if (const std::string* lent = read_only.label_of(input.data, input.nbytes)) {
         return Status(TTE_ERROR_INVALID_ARGUMENT,
                       "the engine writes output '" + spec.name + "' in place into its input '" +
                           io.argument(spec.aliased_input).name + "', which is " + *lent +

@@ -24,6 +24,7 @@
 #include "backend/call_checks.h"
 #include "backend/engine_io.h"
 #include "backend/mapped_staging.h"
+#include "common/read_only_memory.h"
 #include "common/status.h"
 #include "cuda/cuda_device.h"
 #include "cuda/device_buffers.h"
@@ -62,9 +63,10 @@ class TensorBinder {
 
   // Fills one Binding per argument. Input copies into staging run on
   // `stream` for device engines (returning once the caller's memory may
-  // change), synchronously for host engines.
+  // change), synchronously for host engines. An output written in place
+  // into an input that lies in `read_only` memory is refused.
   Status bind(const EngineIo& io, DelegateArgs args, cudaStream_t stream,
-              std::vector<Binding>* bindings);
+              const ReadOnlyLoans& read_only, std::vector<Binding>* bindings);
   // After the engine ran: copies staged outputs, and staged inputs the
   // engine updated in place, back into the tensors' memory.
   Status write_back(const EngineIo& io, const std::vector<Binding>& bindings, cudaStream_t stream);

@@ -4,7 +4,7 @@
 
 #include "backend/provider_registry.h"
 #include "backend/tensorrt_delegate.h"
-#include "common/executorch_failure.h"
+#include "common/call_context.h"
 #include "common/executorch_log.h"
 #include "common/logging.h"
 #include "cuda/cuda_allocator.h"
@@ -126,10 +126,13 @@ Result<DelegateHandle*> TensorRTBackend::init(BackendInitContext& context,
   if (registered != Error::Ok) {
     return registered;
   }
+  // The Program API's load in progress, or none (the stock runtime).
+  CallContext* call = CallInProgress::current();
   std::unique_ptr<TensorRTDelegate> delegate;
-  const Status status = TensorRTDelegate::create(context, processed, compile_specs, &delegate);
+  const Status status =
+      TensorRTDelegate::create(call, context, processed, compile_specs, &delegate);
   if (!status.ok()) {
-    return report_to_executorch(status);
+    return report_to_executorch(call, status);
   }
   return static_cast<DelegateHandle*>(delegate.release());
 }
@@ -137,16 +140,36 @@ Result<DelegateHandle*> TensorRTBackend::init(BackendInitContext& context,
 Error TensorRTBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
                                Span<EValue*> args) const {
   route_executorch_log();
+  // The Program API's run in progress; under the stock runtime, the call
+  // begins here (with the thread's stream setting) and ends with this one
+  // delegate.
+  CallContext* call = CallInProgress::current();
   if (handle == nullptr) {
     report_to_executorch(
-        Status(TTE_ERROR_INVALID_ARGUMENT, "TensorRTBackend execute got no delegate handle"));
+        call, Status(TTE_ERROR_INVALID_ARGUMENT, "TensorRTBackend execute got no delegate handle"));
     return Error::DelegateInvalidHandle;
   }
-  return report_to_executorch(static_cast<TensorRTDelegate*>(handle)->execute(args));
+  auto* delegate = static_cast<TensorRTDelegate*>(handle);
+  if (call != nullptr) {
+    return report_to_executorch(call, delegate->execute(*call, args));
+  }
+  CallContext own_call;
+  return report_to_executorch(&own_call, delegate->execute(own_call, args));
 }
 
 void TensorRTBackend::destroy(DelegateHandle* handle) const {
   delete static_cast<TensorRTDelegate*>(handle);
+}
+
+std::string backend_unavailable_reason() {
+  if (executorch::runtime::get_backend_class(TTE_BACKEND_NAME) == nullptr) {
+    return "backend " TTE_BACKEND_NAME " is not registered";
+  }
+  if (ProviderRegistry::instance().size() == 0) {
+    return "no engine provider is registered (load one with tte_load_engine_provider_library, "
+           "then open the program again)";
+  }
+  return "";
 }
 
 }  // namespace tte

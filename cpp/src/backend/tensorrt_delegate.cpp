@@ -8,23 +8,23 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend/delegate_recorder.h"
+#include "backend/init_record.h"
 #include "backend/load_options.h"
 #include "blob/blob_reader.h"
 #include "common/logging.h"
 #include "common/runtime_stats.h"
 #include "common/text.h"
-#include "cuda/caller_stream.h"
 #include "cuda/cuda_device.h"
 
 namespace tte {
 
 namespace et = executorch::runtime;
 
-Status TensorRTDelegate::create(et::BackendInitContext& context, et::FreeableBuffer* processed,
+Status TensorRTDelegate::create(CallContext* call, et::BackendInitContext& context,
+                                et::FreeableBuffer* processed,
                                 et::ArrayRef<et::CompileSpec> compile_specs,
                                 std::unique_ptr<TensorRTDelegate>* out) {
-  InitRecord record(context, compile_specs);
+  InitRecord record(call, context, compile_specs);
   auto fail = [&](const Status& status) {
     record.set_result(status);
     return status;
@@ -202,7 +202,11 @@ Status TensorRTDelegate::own_stream(void** stream) {
   return Status::Ok();
 }
 
-Status TensorRTDelegate::instead_of_per_thread_stream(void** stream) {
+Status TensorRTDelegate::stream_of_our_own(CallContext& call, void** stream) {
+  return uses_arenas_ ? call_stream(call, engine_.device, stream) : own_stream(stream);
+}
+
+Status TensorRTDelegate::instead_of_per_thread_stream(CallContext& call, void** stream) {
   // cudaStreamPerThread is a default stream too, and TensorRT warns against
   // those (NvInferRuntime.h 11.1 :4639, IExecutionContext::enqueueV3: "Using
   // default stream may lead to performance issues due to additional
@@ -210,8 +214,7 @@ Status TensorRTDelegate::instead_of_per_thread_stream(void** stream) {
   // instead"). A blocking stream does not wait for the per-thread stream, so
   // an event orders the caller's work first; the call ends synchronized.
   void* replacement = nullptr;
-  Status status =
-      uses_arenas_ ? thread_stream(engine_.device, &replacement) : own_stream(&replacement);
+  Status status = stream_of_our_own(call, &replacement);
   if (!status.ok()) {
     return status;
   }
@@ -235,19 +238,19 @@ Status TensorRTDelegate::instead_of_per_thread_stream(void** stream) {
   return Status::Ok();
 }
 
-Status TensorRTDelegate::execute(DelegateArgs args) {
+Status TensorRTDelegate::execute(CallContext& call, DelegateArgs args) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (engine_.device < 0) {
-    return execute_locked(args);
+    return execute_locked(call, args);
   }
   DeviceGuard guard(engine_.device);
   if (guard.status() != cudaSuccess) {
     return cuda_failure(guard.status(), "selecting cuda:" + std::to_string(engine_.device));
   }
-  return execute_locked(args);
+  return execute_locked(call, args);
 }
 
-Status TensorRTDelegate::execute_locked(DelegateArgs args) {
+Status TensorRTDelegate::execute_locked(CallContext& call, DelegateArgs args) {
   Status status = check_arguments(io_, args);
   if (!status.ok()) {
     return status;
@@ -260,7 +263,9 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
     data_dependent_.assign(io_.outputs.size(), 0);
   }
   const bool host_engine = engine_.provider->host_memory();
-  void* stream = nullptr;
+  // Host engines take no stream (engine_provider.h: host-memory providers
+  // get NULL).
+  void* stream = host_engine ? nullptr : call.stream();
   // The legacy default stream is never given to an engine: TensorRT then
   // adds cudaDeviceSynchronize calls (NvInferRuntime.h,
   // IExecutionContext::enqueueV3: "Using default stream may lead to
@@ -268,12 +273,10 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   // and it cannot be captured. The delegate's own stream is a blocking
   // stream, so it is ordered after the caller's legacy-stream work, and the
   // call ends synchronized as always.
-  if (!host_engine && (!caller_stream(&stream) || is_legacy_default_stream(stream))) {
-    // With shared scratch, this thread's stream: the delegates of a method
-    // then share one stream, so one arena.
-    status = uses_arenas_ ? thread_stream(engine_.device, &stream) : own_stream(&stream);
+  if (!host_engine && (!call.has_stream() || is_legacy_default_stream(stream))) {
+    status = stream_of_our_own(call, &stream);
   } else if (!host_engine && stream == static_cast<void*>(cudaStreamPerThread)) {
-    status = instead_of_per_thread_stream(&stream);
+    status = instead_of_per_thread_stream(call, &stream);
   }
   // Given back when the call returns, after the stream is synchronized.
   ScratchLease lease;
@@ -306,7 +309,7 @@ Status TensorRTDelegate::execute_locked(DelegateArgs args) {
   }
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   std::vector<Binding>& bindings = bindings_;
-  status = binder_->bind(io_, args, cuda_stream, &bindings);
+  status = binder_->bind(io_, args, cuda_stream, call.read_only, &bindings);
   if (status.ok()) {
     status = enqueue(bindings, stream, lease.get());
   }

@@ -19,6 +19,7 @@
 #include "backend/engine_loader.h"
 #include "backend/scratch_arenas.h"
 #include "backend/tensor_binding.h"
+#include "common/call_context.h"
 #include "common/status.h"
 #include "cuda/cuda_graph_cache.h"
 
@@ -27,9 +28,11 @@ namespace tte {
 class TensorRTDelegate {
  public:
   // Parses the blob, loads the engine through a provider, reads its I/O
-  // table and frees `processed` (the engine keeps its own copy).
+  // table and frees `processed` (the engine keeps its own copy). `call` is
+  // the load in progress (its delegate records), NULL under the stock
+  // runtime.
   static Status create(
-      executorch::runtime::BackendInitContext& context,
+      CallContext* call, executorch::runtime::BackendInitContext& context,
       executorch::runtime::FreeableBuffer* processed,
       executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs,
       std::unique_ptr<TensorRTDelegate>* out);
@@ -37,11 +40,13 @@ class TensorRTDelegate {
   TensorRTDelegate(const TensorRTDelegate&) = delete;
   TensorRTDelegate& operator=(const TensorRTDelegate&) = delete;
 
-  Status execute(DelegateArgs args);
+  // One call: on `call`'s stream (else a stream of the call's or the
+  // delegate's own), with `call`'s read-only loans.
+  Status execute(CallContext& call, DelegateArgs args);
 
  private:
   TensorRTDelegate() = default;
-  Status execute_locked(DelegateArgs args);
+  Status execute_locked(CallContext& call, DelegateArgs args);
   Status set_profile_and_shapes(DelegateArgs args, int32_t profile, void* stream);
   Status resize_outputs(DelegateArgs args);
   // Providers with the batched entry (TteEngineProvider.execute): shapes in
@@ -58,9 +63,14 @@ class TensorRTDelegate {
   // the tensor resized; a result past the planned bound fails the call.
   Status collect_data_dependent(DelegateArgs args, std::vector<Binding>& bindings, void* stream);
   Status own_stream(void** stream);
-  // The stream to run on for a caller that gave cudaStreamPerThread: this
-  // thread's or the delegate's own, ordered after the caller's work.
-  Status instead_of_per_thread_stream(void** stream);
+  // The stream to run on when the caller gave none (or the legacy default
+  // stream): with shared scratch the call's (scratch_arenas.h,
+  // call_stream), so a call's delegates share one arena; else the
+  // delegate's own.
+  Status stream_of_our_own(CallContext& call, void** stream);
+  // The stream to run on for a caller that gave cudaStreamPerThread: one of
+  // stream_of_our_own's, ordered after the caller's work.
+  Status instead_of_per_thread_stream(CallContext& call, void** stream);
   // Shared scratch (engine loaded with user-managed memory): each profile's
   // size, read at load; before an enqueue, with the arena locked, the arena
   // grown to the profile's size and given to the engine if it changed.

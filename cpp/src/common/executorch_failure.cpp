@@ -1,9 +1,9 @@
 #include "common/executorch_failure.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
-#include "common/et_status.h"
-#include "common/logging.h"
 #include "common/text.h"
 
 namespace tte {
@@ -15,36 +15,23 @@ namespace {
 constexpr size_t kMaxLines = 4;
 constexpr size_t kMaxLineBytes = 240;
 
-struct ThreadRecord {
-  int depth = 0;
-  Status reported;
-  std::vector<std::string> lines;
-};
-
-ThreadRecord& record() {
-  thread_local ThreadRecord value;
-  return value;
-}
-
 }  // namespace
 
-executorch::runtime::Error report_to_executorch(const Status& failure) {
-  if (failure.ok()) {
-    return executorch::runtime::Error::Ok;
+void ExecuTorchFailure::open() {
+  if (depth_++ == 0) {
+    reported_ = Status::Ok();
+    lines_.clear();
   }
-  ThreadRecord& here = record();
-  if (here.depth > 0) {
-    TTE_LOG(INFO, "%s", failure.message().c_str());
-  } else {
-    TTE_LOG(ERROR, "%s", failure.message().c_str());
-  }
-  here.reported = failure;
-  return to_et_error(failure.code());
 }
 
-bool note_executorch_error_line(const char* text, size_t length) {
-  ThreadRecord& here = record();
-  if (here.depth == 0 || text == nullptr) {
+void ExecuTorchFailure::close() {
+  if (depth_ > 0) {
+    --depth_;
+  }
+}
+
+bool ExecuTorchFailure::note_line(const char* text, size_t length) {
+  if (depth_ == 0 || text == nullptr) {
     return false;
   }
   std::string_view raw(text, std::min(length, kMaxLineBytes));
@@ -53,33 +40,15 @@ bool note_executorch_error_line(const char* text, size_t length) {
   }
   // ExecuTorch quotes names from the file as they are.
   std::string line = printable(raw);
-  if (line.empty() || here.lines.size() >= kMaxLines ||
-      std::find(here.lines.begin(), here.lines.end(), line) != here.lines.end()) {
+  if (line.empty() || lines_.size() >= kMaxLines ||
+      std::find(lines_.begin(), lines_.end(), line) != lines_.end()) {
     return true;
   }
   if (length > kMaxLineBytes) {
     line += "...";
   }
-  here.lines.push_back(std::move(line));
+  lines_.push_back(std::move(line));
   return true;
 }
-
-bool in_executorch_call() { return record().depth > 0; }
-
-ExecuTorchCall::ExecuTorchCall() {
-  ThreadRecord& here = record();
-  outer_ = here.depth == 0;
-  if (outer_) {
-    here.reported = Status::Ok();
-    here.lines.clear();
-  }
-  ++here.depth;
-}
-
-ExecuTorchCall::~ExecuTorchCall() { --record().depth; }
-
-const Status& ExecuTorchCall::reported() const { return record().reported; }
-
-const std::vector<std::string>& ExecuTorchCall::log_lines() const { return record().lines; }
 
 }  // namespace tte

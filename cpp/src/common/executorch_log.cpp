@@ -9,7 +9,7 @@
 
 #include <executorch/runtime/platform/platform.h>
 
-#include "common/executorch_failure.h"
+#include "common/call_context.h"
 #include "common/logging.h"
 
 namespace tte {
@@ -38,7 +38,10 @@ void emit_through_plugin(et_timestamp_t timestamp, et_pal_log_level_t level, con
                          const char* function, size_t line, const char* message, size_t length) {
   bool kept = false;
   if (level == kError || level == kFatal) {
-    kept = note_executorch_error_line(message, length);
+    // ExecuTorch logs from inside a call the Program API made into it; the
+    // call reaches here only through the slot (call_context.h).
+    CallContext* call = CallInProgress::current();
+    kept = call != nullptr && call->failure.note_line(message, length);
   }
   const pal_emit_log_message_method chained = g_chained.load(std::memory_order_acquire);
   if (chained != nullptr) {

@@ -1,11 +1,12 @@
 // ExecuTorch's log, routed through this library: its emitter in ExecuTorch's
 // platform table (PalImpl::emit_log_message, one per process, shared by the
 // Program API and the stock executorch.runtime) is replaced by one that
-//  - keeps the error lines logged on a thread inside an ExecuTorchCall, so
-//    their reason reaches the caller's Status (executorch_failure.h);
+//  - keeps the error lines logged inside a call the Program API made into
+//    ExecuTorch (the call in progress, call_context.h), so their reason
+//    reaches the caller's Status (executorch_failure.h);
 //  - forwards every line to the plugin's log (logging.h, origin
 //    "ExecuTorch"): debug and info lines at debug and info, error lines at
-//    info when an ExecuTorchCall kept them (the Status says it), at error
+//    info when the call kept them (the Status says it), at error
 //    otherwise (the stock runtime reports only a code), fatal lines at error.
 // ExecuTorch's default printer and its Python extension's printer (which
 // registers itself when executorch.runtime is imported) are replaced; an

@@ -3,7 +3,7 @@
 // was found, what to do). It becomes a TteError exactly once, where it
 // crosses a C boundary (c_api.h, engine_provider.h), through to_c_status;
 // where it must cross an ExecuTorch interface, through
-// report_to_executorch (executorch_failure.h). Header-only, so the provider
+// report_to_executorch (call_context.h). Header-only, so the provider
 // libraries use it without linking the plugin.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <executorch/runtime/core/device_allocator.h>
 
-#include "common/executorch_failure.h"
+#include "common/call_context.h"
 #include "common/logging.h"
 #include "cuda/cuda_device.h"
 
@@ -25,18 +25,24 @@ using executorch::runtime::etensor::DeviceType;
 
 constexpr const char* kExecuTorchCudaBackend = "libexecutorch_backend_cuda.so";
 
+// ExecuTorch calls this allocator, with no room for our call's context: the
+// reason of a failure goes to the call in progress (call_context.h).
+Error report(const Status& failure) {
+  return report_to_executorch(CallInProgress::current(), failure);
+}
+
 class CudaDeviceAllocator final : public DeviceAllocator {
  public:
   Result<void*> allocate(size_t nbytes, DeviceIndex index, size_t alignment) override {
     // cudaMalloc returns 256-byte aligned memory; more cannot be promised
     // without keeping the original pointer for cudaFree.
     if (alignment > 256 || (alignment & (alignment - 1)) != 0) {
-      return report_to_executorch(
+      return report(
           Status(TTE_ERROR_NOT_SUPPORTED, "CUDA allocator: alignment " + std::to_string(alignment) +
                                               " is not supported (at most 256, a power of 2)"));
     }
     if (cuda_device_count() == 0) {
-      return report_to_executorch(Status(
+      return report(Status(
           TTE_ERROR_NO_DEVICE,
           "no CUDA device: cannot allocate " + std::to_string(nbytes) +
               " bytes of device memory for a program planned on cuda:" + std::to_string(index) +
@@ -44,20 +50,19 @@ class CudaDeviceAllocator final : public DeviceAllocator {
     }
     DeviceGuard guard(index);
     if (guard.status() != cudaSuccess) {
-      return report_to_executorch(
-          Status(TTE_ERROR_INVALID_ARGUMENT,
-                 "CUDA allocator: cannot use device cuda:" + std::to_string(index) + " (" +
-                     std::to_string(cuda_device_count()) +
-                     " devices): " + cuda_error_text(guard.status())));
+      return report(Status(TTE_ERROR_INVALID_ARGUMENT,
+                           "CUDA allocator: cannot use device cuda:" + std::to_string(index) +
+                               " (" + std::to_string(cuda_device_count()) +
+                               " devices): " + cuda_error_text(guard.status())));
     }
     void* ptr = nullptr;
     cudaError_t status = cudaMalloc(&ptr, nbytes);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      return report_to_executorch(Status(TTE_ERROR_OUT_OF_MEMORY,
-                                         "CUDA allocator: cudaMalloc of " + std::to_string(nbytes) +
-                                             " bytes on cuda:" + std::to_string(index) +
-                                             " failed: " + cuda_error_text(status)));
+      return report(Status(TTE_ERROR_OUT_OF_MEMORY, "CUDA allocator: cudaMalloc of " +
+                                                        std::to_string(nbytes) +
+                                                        " bytes on cuda:" + std::to_string(index) +
+                                                        " failed: " + cuda_error_text(status)));
     }
     return ptr;
   }
@@ -93,10 +98,10 @@ class CudaDeviceAllocator final : public DeviceAllocator {
         guard.status() != cudaSuccess ? guard.status() : cudaMemcpy(dst, src, nbytes, kind);
     if (status != cudaSuccess) {
       cudaGetLastError();
-      return report_to_executorch(Status(
-          TTE_ERROR_RUNTIME,
-          std::string("CUDA allocator: ") + what + " copy of " + std::to_string(nbytes) +
-              " bytes on cuda:" + std::to_string(index) + " failed: " + cuda_error_text(status)));
+      return report(Status(TTE_ERROR_RUNTIME, std::string("CUDA allocator: ") + what + " copy of " +
+                                                  std::to_string(nbytes) +
+                                                  " bytes on cuda:" + std::to_string(index) +
+                                                  " failed: " + cuda_error_text(status)));
     }
     return Error::Ok;
   }

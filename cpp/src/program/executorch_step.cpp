@@ -174,17 +174,23 @@ std::string explain_executorch_error(ProgramStep step, Error error, bool has_dat
   return "ExecuTorch failed";
 }
 
-ExecuTorchStep::ExecuTorchStep(ProgramStep step) : step_(step) { route_executorch_log(); }
+ExecuTorchStep::ExecuTorchStep(CallContext& call, ProgramStep step)
+    : step_(step), call_(call), in_progress_(call) {
+  route_executorch_log();
+  call_.failure.open();
+}
+
+ExecuTorchStep::~ExecuTorchStep() { call_.failure.close(); }
 
 Status ExecuTorchStep::failed(Error error, const std::string& what, const std::string& source,
                               bool has_data_files) const {
-  const Status& reported = call_.reported();
+  const Status& reported = call_.failure.reported();
   if (!reported.ok()) {
     return Status(reported.code(), what + ": " + source + reported.message());
   }
   std::string message = what + ": " + explain_executorch_error(step_, error, has_data_files) +
                         " (" + et_error_text(error);
-  const auto& lines = call_.log_lines();
+  const auto& lines = call_.failure.log_lines();
   for (size_t i = 0; i < lines.size(); ++i) {
     message += (i == 0 ? "; ExecuTorch: " : " / ") + lines[i];
   }

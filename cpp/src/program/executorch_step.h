@@ -10,7 +10,7 @@
 
 #include <executorch/runtime/core/error.h>
 
-#include "common/executorch_failure.h"
+#include "common/call_context.h"
 #include "common/status.h"
 
 namespace tte {
@@ -24,11 +24,17 @@ enum class ProgramStep {
   kExecute,     // Method::execute
 };
 
+// Open around the call into ExecuTorch itself: `call` is the call in
+// progress on this thread meanwhile (the delegates, the CUDA allocator and
+// ExecuTorch's log find it there), and its failure record is open.
 class ExecuTorchStep {
  public:
   // Routes ExecuTorch's log here again if something replaced the route,
-  // and starts keeping what fails on this thread.
-  explicit ExecuTorchStep(ProgramStep step);
+  // and opens `call`'s failure record.
+  ExecuTorchStep(CallContext& call, ProgramStep step);
+  ~ExecuTorchStep();
+  ExecuTorchStep(const ExecuTorchStep&) = delete;
+  ExecuTorchStep& operator=(const ExecuTorchStep&) = delete;
 
   // `what` (e.g. "cannot load method 'forward'") followed by the reason.
   // `source` names whose reason a reported Status is (e.g. "TensorRTBackend
@@ -38,7 +44,8 @@ class ExecuTorchStep {
 
  private:
   ProgramStep step_;
-  ExecuTorchCall call_;
+  CallContext& call_;
+  CallInProgress in_progress_;
 };
 
 // A MethodMeta accessor that failed outside an ExecuTorchStep (ExecuTorch

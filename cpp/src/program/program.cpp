@@ -5,12 +5,11 @@
 #include <executorch/runtime/backend/interface.h>
 
 #include "backend/load_options.h"
-#include "backend/provider_registry.h"
+#include "backend/tensorrt_backend.h"
+#include "common/call_context.h"
 #include "common/et_status.h"
 #include "common/logging.h"
-#include "common/read_only_memory.h"
 #include "common/text.h"
-#include "cuda/caller_stream.h"
 #include "program/etdump_writer.h"
 #include "program/executorch_step.h"
 #include "program/method_load_checks.h"
@@ -24,9 +23,9 @@ namespace et = executorch::runtime;
 
 namespace {
 
-Status read_meta(ProgramModule& module, const std::string& method,
+Status read_meta(CallContext& call, ProgramModule& module, const std::string& method,
                  std::optional<et::MethodMeta>* out) {
-  ExecuTorchStep step(ProgramStep::kMethodMeta);
+  ExecuTorchStep step(call, ProgramStep::kMethodMeta);
   auto meta = module.method_meta(method);
   if (!meta.ok()) {
     return step.failed(meta.error(), "cannot read method '" + method + "'");
@@ -81,7 +80,8 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
   }
   options.backend_options = std::move(backend_options);
   program->options_ = std::move(options);
-  Status status = open_program(source, program->options_, &program->opened_);
+  CallContext call;
+  Status status = open_program(call, source, program->options_, &program->opened_);
   if (status.ok()) {
     status = program->backend_options_map_.build(program->options_.backend_options);
   }
@@ -132,7 +132,7 @@ MethodState& Program::state_of(const std::string& method) {
   return *slot;
 }
 
-Status Program::ensure_loaded(const std::string& method, MethodState** state) {
+Status Program::ensure_loaded(CallContext& call, const std::string& method, MethodState** state) {
   Status status = check_method(method);
   if (!status.ok()) {
     return status;
@@ -147,14 +147,14 @@ Status Program::ensure_loaded(const std::string& method, MethodState** state) {
     // zero-filled before delegates initialize) only to fail the same way.
     return slot.load_failure;
   }
-  slot.load_failure = load_method_once(method, slot);
+  slot.load_failure = load_method_once(call, method, slot);
   return slot.load_failure;
 }
 
-Status Program::load_method_once(const std::string& method, MethodState& slot) {
+Status Program::load_method_once(CallContext& call, const std::string& method, MethodState& slot) {
   ProgramModule& module = *opened_.module;
   std::optional<et::MethodMeta> meta;
-  Status status = read_meta(module, method, &meta);
+  Status status = read_meta(call, module, method, &meta);
   if (status.ok()) {
     status = check_method_before_load(*meta, method, options_.max_planned_memory);
   }
@@ -175,17 +175,18 @@ Status Program::load_method_once(const std::string& method, MethodState& slot) {
     return status;
   }
 
-  DelegateRecorder recorder;
-  et::Error error;
-  ExecuTorchStep step(ProgramStep::kLoadMethod);
   // Arenas of our own when they are better page-locked; they must outlive
   // the method, so they live in its state.
   slot.arenas = PlannedHostArenas::make(*meta);
-  {
-    DelegateRecorder::Scope scope(&recorder);
-    error = module.load_method(method, slot.arenas ? slot.arenas->allocator() : nullptr);
-  }
-  slot.records = recorder.records();
+  // The delegates' init records what they looked like into the call.
+  call.record_delegates = true;
+  call.delegates.clear();
+  ExecuTorchStep step(call, ProgramStep::kLoadMethod);
+  const et::Error error =
+      module.load_method(method, slot.arenas ? slot.arenas->allocator() : nullptr);
+  call.record_delegates = false;
+  slot.records = std::move(call.delegates);
+  call.delegates.clear();
   if (error != et::Error::Ok) {
     slot.arenas.reset();
     bool delegate_failed = false;
@@ -197,12 +198,9 @@ Status Program::load_method_once(const std::string& method, MethodState& slot) {
                     delegate_failed ? "TensorRTBackend delegate: " : "", opened_.has_data_files);
     std::string message = status.message();
     if (meta->uses_backend(TTE_BACKEND_NAME)) {
-      if (et::get_backend_class(TTE_BACKEND_NAME) == nullptr) {
-        message += "; backend " TTE_BACKEND_NAME " is not registered";
-      } else if (ProviderRegistry::instance().size() == 0) {
-        message +=
-            "; no engine provider is registered (load one with "
-            "tte_load_engine_provider_library, then open the program again)";
+      const std::string unavailable = backend_unavailable_reason();
+      if (!unavailable.empty()) {
+        message += "; " + unavailable;
       }
     }
     return Status(status.code(), message);
@@ -231,15 +229,17 @@ Status Program::get_method(const std::string& method, MethodState** state) {
   if (closed_) {
     return Status(TTE_ERROR_INVALID_STATE, "the program is closed");
   }
-  return ensure_loaded(method, state);
+  CallContext call;
+  return ensure_loaded(call, method, state);
 }
 
 Status Program::io_count(const std::string& method, size_t* num_inputs, size_t* num_outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
+  CallContext call;
   Status status = check_method(method);
   std::optional<et::MethodMeta> meta;
   if (status.ok()) {
-    status = read_meta(*opened_.module, method, &meta);
+    status = read_meta(call, *opened_.module, method, &meta);
   }
   if (status.ok()) {
     *num_inputs = meta->num_inputs();
@@ -251,10 +251,11 @@ Status Program::io_count(const std::string& method, size_t* num_inputs, size_t* 
 Status Program::value_info(const std::string& method, size_t index, bool is_input,
                            TteValueInfo* info) {
   std::lock_guard<std::mutex> lock(mutex_);
+  CallContext call;
   Status status = check_method(method);
   std::optional<et::MethodMeta> meta;
   if (status.ok()) {
-    status = read_meta(*opened_.module, method, &meta);
+    status = read_meta(call, *opened_.module, method, &meta);
   }
   if (!status.ok()) {
     return status;
@@ -262,7 +263,7 @@ Status Program::value_info(const std::string& method, size_t index, bool is_inpu
   // Devices are known only once the method is loaded; try that here (once:
   // a failed load is remembered) and report -1 if it fails (run says why).
   MethodState* state = nullptr;
-  ensure_loaded(method, &state);
+  ensure_loaded(call, method, &state);
   return fill_value_info(*meta, opened_.module->loaded_method(method), is_input, index, info);
 }
 
@@ -279,35 +280,6 @@ Status Program::describe_json(std::string* json) {
   return describe_program_json(*opened_.module, opened_.method_names, methods_,
                                options_.enable_etdump, json);
 }
-
-// The thread's caller stream for the duration of one run, when the run
-// names its own.
-class RunStream {
- public:
-  explicit RunStream(const RunOptions& options) : set_(options.has_stream) {
-    if (set_) {
-      had_previous_ = caller_stream(&previous_);
-      set_caller_stream(options.stream);
-    }
-  }
-  ~RunStream() {
-    if (!set_) {
-      return;
-    }
-    if (had_previous_) {
-      set_caller_stream(previous_);
-    } else {
-      clear_caller_stream();
-    }
-  }
-  RunStream(const RunStream&) = delete;
-  RunStream& operator=(const RunStream&) = delete;
-
- private:
-  bool set_;
-  bool had_previous_ = false;
-  void* previous_ = nullptr;
-};
 
 namespace {
 
@@ -331,17 +303,21 @@ Status Program::run(const std::string& method, const TteInput* inputs, size_t nu
   if (!status.ok()) {
     return status;
   }
+  CallContext call;
+  if (options.has_stream) {
+    call.use_stream(options.stream);
+  }
   MethodState* state = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     status = closed_ ? Status(TTE_ERROR_INVALID_STATE, "the program is closed")
-                     : ensure_loaded(method, &state);
+                     : ensure_loaded(call, method, &state);
   }
   if (!status.ok()) {
     return status;
   }
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  return run_instance(*state, lock, inputs, num_inputs, options, outputs, num_outputs);
+  return run_instance(call, *state, lock, inputs, num_inputs, options, outputs, num_outputs);
 }
 
 Status Program::run(MethodState& method, const TteInput* inputs, size_t num_inputs,
@@ -354,13 +330,18 @@ Status Program::run(MethodState& method, const TteInput* inputs, size_t num_inpu
     return Status(TTE_ERROR_INVALID_STATE,
                   "the program is closed (method '" + method.name + "' cannot run)");
   }
+  CallContext call;
+  if (options.has_stream) {
+    call.use_stream(options.stream);
+  }
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  return run_instance(method, lock, inputs, num_inputs, options, outputs, num_outputs);
+  return run_instance(call, method, lock, inputs, num_inputs, options, outputs, num_outputs);
 }
 
-Status Program::run_instance(MethodState& primary, std::unique_lock<std::mutex>& lock,
-                             const TteInput* inputs, size_t num_inputs, const RunOptions& options,
-                             TteOutput* outputs, size_t num_outputs) {
+Status Program::run_instance(CallContext& call, MethodState& primary,
+                             std::unique_lock<std::mutex>& lock, const TteInput* inputs,
+                             size_t num_inputs, const RunOptions& options, TteOutput* outputs,
+                             size_t num_outputs) {
   // The single-thread path: one uncontended try_lock, as the lock before.
   if (max_concurrent_runs_ <= 1 || lock.try_lock()) {
     if (!lock.owns_lock()) {
@@ -370,26 +351,27 @@ Status Program::run_instance(MethodState& primary, std::unique_lock<std::mutex>&
       return Status(TTE_ERROR_INVALID_STATE,
                     "the program is closed (method '" + primary.name + "' cannot run)");
     }
-    return run_locked(primary, inputs, num_inputs, options, outputs, num_outputs);
+    return run_locked(call, primary, inputs, num_inputs, options, outputs, num_outputs);
   }
   // Another thread runs the method (or another call holds the program):
   // an instance of our own, if one is idle or can be made.
-  MethodInstance* extra = borrow_extra(primary);
+  MethodInstance* extra = borrow_extra(call, primary);
   if (extra == nullptr) {
     lock.lock();
     if (closed_) {
       return Status(TTE_ERROR_INVALID_STATE,
                     "the program is closed (method '" + primary.name + "' cannot run)");
     }
-    return run_locked(primary, inputs, num_inputs, options, outputs, num_outputs);
+    return run_locked(call, primary, inputs, num_inputs, options, outputs, num_outputs);
   }
-  const Status status = run_locked(extra->state, inputs, num_inputs, options, outputs, num_outputs);
+  const Status status =
+      run_locked(call, extra->state, inputs, num_inputs, options, outputs, num_outputs);
   std::lock_guard<std::mutex> pool_lock(primary.pool_mutex);
   extra->busy = false;
   return status;
 }
 
-MethodInstance* Program::borrow_extra(MethodState& primary) {
+MethodInstance* Program::borrow_extra(CallContext& call, MethodState& primary) {
   std::lock_guard<std::mutex> pool_lock(primary.pool_mutex);
   for (const auto& extra : primary.extras) {
     if (!extra->busy) {
@@ -404,7 +386,7 @@ MethodInstance* Program::borrow_extra(MethodState& primary) {
   // for the primary. The engines are shared (share_engines), so a new
   // instance costs its planned memory and execution contexts.
   std::unique_ptr<MethodInstance> made;
-  const Status status = load_extra(primary, &made);
+  const Status status = load_extra(call, primary, &made);
   if (!status.ok()) {
     TTE_LOG(WARNING, "method '%s': no instance for a concurrent run (%s); waiting for the first",
             primary.name.c_str(), status.message().c_str());
@@ -415,18 +397,19 @@ MethodInstance* Program::borrow_extra(MethodState& primary) {
   return primary.extras.back().get();
 }
 
-Status Program::load_extra(const MethodState& primary, std::unique_ptr<MethodInstance>* out) {
+Status Program::load_extra(CallContext& call, const MethodState& primary,
+                           std::unique_ptr<MethodInstance>* out) {
   auto instance = std::make_unique<MethodInstance>();
   instance->module = std::make_unique<ProgramModule>(opened_.module->program());
   ProgramModule& module = *instance->module;
   MethodState& slot = instance->state;
   std::optional<et::MethodMeta> meta;
-  Status status = read_meta(module, primary.name, &meta);
+  Status status = read_meta(call, module, primary.name, &meta);
   if (!status.ok()) {
     return status;
   }
   slot.arenas = PlannedHostArenas::make(*meta);
-  ExecuTorchStep step(ProgramStep::kLoadMethod);
+  ExecuTorchStep step(call, ProgramStep::kLoadMethod);
   const et::Error error =
       module.load_method(primary.name, slot.arenas ? slot.arenas->allocator() : nullptr, nullptr,
                          &backend_options_map_.map());
@@ -442,8 +425,9 @@ Status Program::load_extra(const MethodState& primary, std::unique_ptr<MethodIns
   return Status::Ok();
 }
 
-Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t num_inputs,
-                           const RunOptions& options, TteOutput* outputs, size_t num_outputs) {
+Status Program::run_locked(CallContext& call, MethodState& state, const TteInput* inputs,
+                           size_t num_inputs, const RunOptions& options, TteOutput* outputs,
+                           size_t num_outputs) {
   if (inputs == nullptr && num_inputs > 0) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, "inputs is NULL");
   }
@@ -458,14 +442,12 @@ Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t nu
                   "method '" + state.name + "' returns " + std::to_string(loaded.outputs_size()) +
                       " outputs, but room for " + std::to_string(num_outputs) + " was given");
   }
-  RunStream run_stream(options);
-  void* stream = nullptr;
-  caller_stream(&stream);
-  // Inputs passed read-only, for a delegate about to write one in place.
-  ReadOnlyLoan read_only;
+  // Inputs passed read-only are the call's, for a delegate about to write
+  // one in place: this run's only.
+  call.read_only = ReadOnlyLoans();
   OutputOptions output_options;
   output_options.copy = options.copy_outputs;
-  output_options.stream = stream;
+  output_options.stream = call.stream();
   output_options.allocate = options.allocate_output;
   output_options.allocator_context = options.allocator_context;
   output_options.in_place = outputs_in_place_;
@@ -473,16 +455,16 @@ Status Program::run_locked(MethodState& state, const TteInput* inputs, size_t nu
   if (!options.copy_outputs) {
     output_options.keep_alive = shared_from_this();
   }
-  Status status = set_method_inputs(loaded, state, inputs, num_inputs, stream);
+  Status status = set_method_inputs(call, loaded, state, inputs, num_inputs);
   if (status.ok()) {
     // Owned outputs the caller allocates are, where their shape allows,
     // written by the method itself: no copy of them afterwards.
-    status = give_output_buffers(loaded, state, output_options);
+    status = give_output_buffers(call, loaded, state, output_options);
   }
   if (!status.ok()) {
     return status;
   }
-  ExecuTorchStep step(ProgramStep::kExecute);
+  ExecuTorchStep step(call, ProgramStep::kExecute);
   const et::Error error = loaded.execute();
   if (error != et::Error::Ok) {
     release_caller_outputs(state);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/load_options.h"
+#include "common/call_context.h"
 #include "common/status.h"
 #include "program/backend_options.h"
 #include "program/program_loader.h"
@@ -88,20 +89,22 @@ class Program : public std::enable_shared_from_this<Program> {
   MethodState& state_of(const std::string& method);
   // Loads the method on first use; a method that failed to load fails again
   // at once, with the same status.
-  Status ensure_loaded(const std::string& method, MethodState** state);
-  Status load_method_once(const std::string& method, MethodState& slot);
-  Status run_locked(MethodState& method, const TteInput* inputs, size_t num_inputs,
-                    const RunOptions& options, TteOutput* outputs, size_t num_outputs);
+  Status ensure_loaded(CallContext& call, const std::string& method, MethodState** state);
+  Status load_method_once(CallContext& call, const std::string& method, MethodState& slot);
+  Status run_locked(CallContext& call, MethodState& method, const TteInput* inputs,
+                    size_t num_inputs, const RunOptions& options, TteOutput* outputs,
+                    size_t num_outputs);
   Status value_info(const std::string& method, size_t index, bool is_input, TteValueInfo* info);
   // Runs `primary` (loaded) with mutex_ held, or, while another thread runs
   // it, an idle extra instance (made on demand up to max_concurrent_runs_).
-  Status run_instance(MethodState& primary, std::unique_lock<std::mutex>& lock,
+  Status run_instance(CallContext& call, MethodState& primary, std::unique_lock<std::mutex>& lock,
                       const TteInput* inputs, size_t num_inputs, const RunOptions& options,
                       TteOutput* outputs, size_t num_outputs);
   // An idle extra instance of `primary` marked busy, or nullptr when all
   // max_concurrent_runs_ - 1 exist and are busy (or pooling is off).
-  MethodInstance* borrow_extra(MethodState& primary);
-  Status load_extra(const MethodState& primary, std::unique_ptr<MethodInstance>* out);
+  MethodInstance* borrow_extra(CallContext& call, MethodState& primary);
+  Status load_extra(CallContext& call, const MethodState& primary,
+                    std::unique_ptr<MethodInstance>* out);
 
   std::mutex mutex_;
   std::atomic<bool> closed_{false};

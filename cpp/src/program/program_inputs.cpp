@@ -12,7 +12,6 @@
 
 #include "common/dtypes.h"
 #include "common/et_status.h"
-#include "common/read_only_memory.h"
 #include "common/text.h"
 #include "cuda/cuda_device.h"
 #include "program/dlpack_convert.h"
@@ -37,10 +36,12 @@ constexpr size_t kMaxRank = 16;
 // asking CUDA where its memory lives costs more than the copy.
 constexpr size_t kMinAliasBytes = size_t{64} << 10;
 
+// One run's inputs: the call (its stream, its read-only loans), the method
+// and its state.
 struct InputContext {
+  CallContext& call;
   et::Method* method;
   MethodState* state;
-  void* stream;
   bool stream_used = false;
 };
 
@@ -55,7 +56,7 @@ Status copy_async(void* dst, const void* src, size_t nbytes, InputContext& conte
                       cuda_unavailable_reason() + ")");
   }
   const cudaError_t error = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault,
-                                            static_cast<cudaStream_t>(context.stream));
+                                            static_cast<cudaStream_t>(context.call.stream()));
   if (error != cudaSuccess) {
     cudaGetLastError();
     return Status(TTE_ERROR_RUNTIME, "copying " + label + " (" + std::to_string(nbytes) +
@@ -81,7 +82,7 @@ Status restore_home(InputContext& context, size_t index, const Tensor& target,
     return Status::Ok();
   }
   alias = MethodState::Alias{};
-  ExecuTorchStep step(ProgramStep::kSetInput);
+  ExecuTorchStep step(context.call, ProgramStep::kSetInput);
   const et::Error error = et::internal::set_tensor_data(target, spec.home, spec.home_bytes);
   if (error != et::Error::Ok) {
     return step.failed(error, "pointing " + io_label(context.state->name, true, index, spec.name) +
@@ -163,7 +164,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   char* source =
       tensor->data == nullptr ? nullptr : static_cast<char*>(tensor->data) + tensor->byte_offset;
   if (read_only) {
-    ReadOnlyLoan::add(source, nbytes, label());
+    context.call.read_only.add(source, nbytes, label());
   }
 
   SizesType sizes[kMaxRank];
@@ -179,7 +180,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
     TensorImpl impl(spec.dtype, static_cast<ssize_t>(rank), sizes, data, order, strides,
                     executorch::aten::TensorShapeDynamism::STATIC, tag,
                     tag == DeviceType::CUDA ? spec.device : 0);
-    ExecuTorchStep step(ProgramStep::kSetInput);
+    ExecuTorchStep step(context.call, ProgramStep::kSetInput);
     const et::Error error = context.method->set_input(et::EValue(Tensor(&impl)), index);
     if (error != et::Error::Ok) {
       return step.failed(error, "setting " + label() + " failed");
@@ -198,7 +199,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
           page_locked(*tensor, source)) {
         // The delegate can DMA straight from the caller's memory: point the
         // input there instead of copying it into the arena.
-        ExecuTorchStep step(ProgramStep::kSetInput);
+        ExecuTorchStep step(context.call, ProgramStep::kSetInput);
         et::Error error = et::resize_tensor(target, {sizes, rank});
         if (error == et::Error::Ok) {
           error = et::internal::set_tensor_data(target, source, nbytes);
@@ -213,7 +214,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
       }
       return share_or_copy(source, DeviceType::CPU);
     }
-    ExecuTorchStep step(ProgramStep::kSetInput);
+    ExecuTorchStep step(context.call, ProgramStep::kSetInput);
     const et::Error error = et::resize_tensor(target, {sizes, rank});
     if (error != et::Error::Ok) {
       return step.failed(error,
@@ -275,7 +276,7 @@ Status set_scalar_input(InputContext& context, et::Tag expected, size_t index,
     return Status(TTE_ERROR_INVALID_ARGUMENT, label() + ": expected " + tag_name(expected) +
                                                   ", got " + value_tag_name(input.tag));
   }
-  ExecuTorchStep step(ProgramStep::kSetInput);
+  ExecuTorchStep step(context.call, ProgramStep::kSetInput);
   const et::Error error = context.method->set_input(value, index);
   if (error != et::Error::Ok) {
     return step.failed(error,
@@ -335,9 +336,9 @@ void plan_method_inputs(et::Method& method, MethodState& state) {
   }
 }
 
-Status set_method_inputs(et::Method& method, MethodState& state, const TteInput* inputs,
-                         size_t num_inputs, void* stream) {
-  InputContext context{&method, &state, stream};
+Status set_method_inputs(CallContext& call, et::Method& method, MethodState& state,
+                         const TteInput* inputs, size_t num_inputs) {
+  InputContext context{call, &method, &state};
   Status status;
   for (size_t i = 0; i < num_inputs && status.ok(); ++i) {
     const et::Tag tag = state.input_tags[i];
@@ -364,7 +365,8 @@ Status set_method_inputs(et::Method& method, MethodState& state, const TteInput*
   if (context.stream_used) {
     // Staged copies may still read the caller's memory: wait for them
     // whether or not every input was set.
-    const cudaError_t error = cudaStreamSynchronize(static_cast<cudaStream_t>(context.stream));
+    const cudaError_t error =
+        cudaStreamSynchronize(static_cast<cudaStream_t>(context.call.stream()));
     if (error != cudaSuccess && status.ok()) {
       cudaGetLastError();
       status = Status(TTE_ERROR_RUNTIME,

@@ -9,6 +9,7 @@
 
 #include <executorch/runtime/executor/method.h>
 
+#include "common/call_context.h"
 #include "common/status.h"
 #include "program/program_module.h"
 #include "torch_tensorrt_executorch/c_api.h"
@@ -19,11 +20,12 @@ namespace tte {
 // method loads).
 void plan_method_inputs(executorch::runtime::Method& method, MethodState& state);
 
-// Sets all `num_inputs` inputs (the method's input count). Copies run on
-// `stream` (a cudaStream_t, may be the legacy default); returns with them
-// finished, on failure too.
-Status set_method_inputs(executorch::runtime::Method& method, MethodState& state,
-                         const TteInput* inputs, size_t num_inputs, void* stream);
+// Sets all `num_inputs` inputs (the method's input count) for the run
+// `call`. Copies run on the call's stream (a cudaStream_t, may be the legacy
+// default); returns with them finished, on failure too. Inputs passed
+// read-only are lent to the call (CallContext::read_only).
+Status set_method_inputs(CallContext& call, executorch::runtime::Method& method, MethodState& state,
+                         const TteInput* inputs, size_t num_inputs);
 
 // True when [data, data + nbytes) lies in caller memory a planned input of
 // this run points at (so a view of it would not be the program's memory).

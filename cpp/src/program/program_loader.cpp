@@ -44,9 +44,9 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
 // changed just before it was opened (WatchedFile::settled), one that records
 // where its backend segments came from (engine-cache keys without hashing
 // the plans).
-Status file_loader(const WatchedFile& file, const char* what, bool track_segments,
-                   std::unique_ptr<et::DataLoader>* out) {
-  ExecuTorchStep step(ProgramStep::kOpen);
+Status file_loader(CallContext& call, const WatchedFile& file, const char* what,
+                   bool track_segments, std::unique_ptr<et::DataLoader>* out) {
+  ExecuTorchStep step(call, ProgramStep::kOpen);
   auto loader = FileDataLoader::from(file.path().c_str());
   if (!loader.ok()) {
     return step.failed(loader.error(),
@@ -73,7 +73,8 @@ std::unique_ptr<et::EventTracer> make_tracer(const ProgramOptions& options) {
 // loader (for a file, one that records its backend segments' origin) and at
 // most one data loader. Either way files are read through FileDataLoader
 // (LoadMode::File), never mapped.
-Status make_module(const ProgramSource& source, const ProgramOptions& options, OpenedProgram* out) {
+Status make_module(CallContext& call, const ProgramSource& source, const ProgramOptions& options,
+                   OpenedProgram* out) {
   if (source.is_file() && options.data_buffers.empty() && options.data_paths.size() > 1) {
     out->module = std::make_unique<ProgramModule>(
         source.path, options.data_paths, ProgramModule::LoadMode::File, make_tracer(options));
@@ -91,7 +92,8 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   std::unique_ptr<et::DataLoader> program_loader;
   Status status;
   if (source.is_file()) {
-    status = file_loader(*out->files.front(), "program", /*track_segments=*/true, &program_loader);
+    status =
+        file_loader(call, *out->files.front(), "program", /*track_segments=*/true, &program_loader);
   } else {
     const AlignedHostBuffer* copy = nullptr;
     status = keep_copy(source.data, source.size, "program buffer", out, &copy);
@@ -102,7 +104,7 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   std::unique_ptr<et::DataLoader> data_loader;
   if (status.ok() && !options.data_paths.empty()) {
     // out->files: the program's file first when there is one, then the .ptd.
-    status = file_loader(*out->files[source.is_file() ? 1 : 0], "data file",
+    status = file_loader(call, *out->files[source.is_file() ? 1 : 0], "data file",
                          /*track_segments=*/false, &data_loader);
   } else if (status.ok() && !options.data_buffers.empty()) {
     const std::vector<uint8_t>& bytes = options.data_buffers[0];
@@ -120,8 +122,8 @@ Status make_module(const ProgramSource& source, const ProgramOptions& options, O
   return Status::Ok();
 }
 
-Status load_and_name_methods(const ProgramOptions& options, const std::string& label,
-                             OpenedProgram* out) {
+Status load_and_name_methods(CallContext& call, const ProgramOptions& options,
+                             const std::string& label, OpenedProgram* out) {
   BackendOptionsMap backend_options;
   Status status = backend_options.build(options.backend_options);
   if (!status.ok()) {
@@ -129,7 +131,7 @@ Status load_and_name_methods(const ProgramOptions& options, const std::string& l
   }
   // Module deep-copies the map; InternalConsistency makes a damaged file an
   // error instead of undefined behaviour.
-  ExecuTorchStep step(ProgramStep::kOpen);
+  ExecuTorchStep step(call, ProgramStep::kOpen);
   const et::Error error =
       out->module->load(backend_options.map(), et::Program::Verification::InternalConsistency);
   if (error != et::Error::Ok) {
@@ -265,7 +267,7 @@ Status OpenedProgram::files_unchanged() const {
   return Status::Ok();
 }
 
-Status open_program(const ProgramSource& source, const ProgramOptions& options,
+Status open_program(CallContext& call, const ProgramSource& source, const ProgramOptions& options,
                     OpenedProgram* out) {
   if (!source.is_file() && source.data == nullptr && source.size > 0) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, "program buffer is NULL");
@@ -306,10 +308,10 @@ Status open_program(const ProgramSource& source, const ProgramOptions& options,
     status = check_data_files(source, options, *out, &keys_without_layout);
   }
   if (status.ok()) {
-    status = make_module(source, options, out);
+    status = make_module(call, source, options, out);
   }
   if (status.ok()) {
-    status = load_and_name_methods(options, label, out);
+    status = load_and_name_methods(call, options, label, out);
   }
   if (status.ok()) {
     status = check_fields(source, label, keys_without_layout, out);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/call_context.h"
 #include "common/status.h"
 #include "cuda/device_buffers.h"
 #include "program/backend_options.h"
@@ -64,6 +65,8 @@ struct OpenedProgram {
   Status files_unchanged() const;
 };
 
-Status open_program(const ProgramSource& source, const ProgramOptions& options, OpenedProgram* out);
+// `call` is the Program API call that opens it.
+Status open_program(CallContext& call, const ProgramSource& source, const ProgramOptions& options,
+                    OpenedProgram* out);
 
 }  // namespace tte

@@ -11,7 +11,7 @@
 
 #include <executorch/extension/module/module.h>
 
-#include "backend/delegate_recorder.h"
+#include "common/delegate_record.h"
 #include "common/status.h"
 #include "cuda/device_buffers.h"
 #include "program/planned_arenas.h"

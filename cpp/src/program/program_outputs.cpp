@@ -381,8 +381,9 @@ namespace {
 
 // Gives output `i` a tensor from the caller's allocator when its shape is
 // known before the run (static); `given` says whether it did.
-Status give_caller_buffer(et::Method& method, MethodState& state, const OutputOptions& options,
-                          size_t i, const Tensor& tensor, const std::string& label, bool* given) {
+Status give_caller_buffer(CallContext& call, et::Method& method, MethodState& state,
+                          const OutputOptions& options, size_t i, const Tensor& tensor,
+                          const std::string& label, bool* given) {
   *given = false;
   const size_t rank = tensor.dim();
   const std::optional<DLDataType> dtype = dlpack_from_scalar_type(tensor.scalar_type());
@@ -404,7 +405,7 @@ Status give_caller_buffer(et::Method& method, MethodState& state, const OutputOp
   if (!allocated.ok()) {
     return allocated;
   }
-  ExecuTorchStep step(ProgramStep::kSetOutput);
+  ExecuTorchStep step(call, ProgramStep::kSetOutput);
   const et::Error error = method.set_output_data_ptr(caller_data(*made), nbytes, i);
   if (error != et::Error::Ok) {
     delete_caller_tensor(made);
@@ -447,7 +448,8 @@ void release_caller_outputs(MethodState& state) {
   }
 }
 
-Status give_output_buffers(et::Method& method, MethodState& state, const OutputOptions& options) {
+Status give_output_buffers(CallContext& call, et::Method& method, MethodState& state,
+                           const OutputOptions& options) {
   const et::MethodMeta meta = method.method_meta();
   const bool to_caller = options.copy && options.in_place && options.allocate != nullptr;
   for (size_t i = 0; i < state.output_needs_buffer.size(); ++i) {
@@ -459,7 +461,8 @@ Status give_output_buffers(et::Method& method, MethodState& state, const OutputO
     const std::string label = io_label(meta.name(), false, i, std::string(info->name()));
     if (to_caller) {
       bool given = false;
-      const Status status = give_caller_buffer(method, state, options, i, tensor, label, &given);
+      const Status status =
+          give_caller_buffer(call, method, state, options, i, tensor, label, &given);
       if (!status.ok()) {
         release_caller_outputs(state);
         return status;
@@ -494,7 +497,7 @@ Status give_output_buffers(et::Method& method, MethodState& state, const OutputO
       data = buffer.host.data();
       capacity = buffer.host.capacity();
     }
-    ExecuTorchStep step(ProgramStep::kSetOutput);
+    ExecuTorchStep step(call, ProgramStep::kSetOutput);
     const et::Error error = method.set_output_data_ptr(data, capacity, i);
     if (error != et::Error::Ok) {
       release_caller_outputs(state);

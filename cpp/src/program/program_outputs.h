@@ -10,6 +10,7 @@
 
 #include <executorch/runtime/executor/method.h>
 
+#include "common/call_context.h"
 #include "common/status.h"
 #include "program/program_module.h"
 #include "torch_tensorrt_executorch/c_api.h"
@@ -39,8 +40,8 @@ struct OutputOptions {
 // that allocator, which the method writes straight into (no copy, no wait for
 // one); any other gets the program's (grow-only) buffer. On failure no
 // caller tensor is left held.
-Status give_output_buffers(executorch::runtime::Method& method, MethodState& state,
-                           const OutputOptions& options);
+Status give_output_buffers(CallContext& call, executorch::runtime::Method& method,
+                           MethodState& state, const OutputOptions& options);
 
 // Hands back the caller tensors a failed run did not get to return.
 void release_caller_outputs(MethodState& state);

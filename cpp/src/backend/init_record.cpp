@@ -1,25 +1,16 @@
-#include "backend/delegate_recorder.h"
+#include "backend/init_record.h"
+
+#include <utility>
 
 #include "blob/blob_reader.h"
 
 namespace tte {
-namespace {
-thread_local DelegateRecorder* g_current = nullptr;
-}  // namespace
-
-DelegateRecorder* DelegateRecorder::current() { return g_current; }
-
-DelegateRecorder::Scope::Scope(DelegateRecorder* recorder) : previous_(g_current) {
-  g_current = recorder;
-}
-
-DelegateRecorder::Scope::~Scope() { g_current = previous_; }
 
 InitRecord::InitRecord(
-    const executorch::runtime::BackendInitContext& context,
+    CallContext* call, const executorch::runtime::BackendInitContext& context,
     executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs)
-    : recorder_(DelegateRecorder::current()) {
-  if (recorder_ == nullptr) {
+    : records_(call != nullptr && call->record_delegates ? &call->delegates : nullptr) {
+  if (records_ == nullptr) {
     return;
   }
   const char* method = context.get_method_name();
@@ -32,13 +23,13 @@ InitRecord::InitRecord(
 }
 
 InitRecord::~InitRecord() {
-  if (recorder_ != nullptr) {
-    recorder_->add(std::move(record_));
+  if (records_ != nullptr) {
+    records_->push_back(std::move(record_));
   }
 }
 
 void InitRecord::set_blob(const DelegateBlob& blob) {
-  if (recorder_ != nullptr) {
+  if (records_ != nullptr) {
     record_.blob_json = describe_delegate_blob(blob);
   }
 }
