@@ -115,7 +115,7 @@ fi
 for p in libtte_test_provider_host.so libtte_test_provider_cuda.so; do
   strip -o "$out/providers/$p" "$build/$p"
 done
-for t in test_backend_gpu test_program_gpu test_cuda_test_provider test_shared_engines_gpu; do
+for t in test_backend_gpu test_program_gpu test_cuda_test_provider test_shared_engines_gpu test_scratch_arenas; do
   strip -o "$out/bin/$t" "$build/tests/$t"
 done
 cp build/wheel/bench/tte-cuda-baselines "$out/bin/"
