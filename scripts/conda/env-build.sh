@@ -77,4 +77,4 @@ sabi="$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 printf '#!%s\nimport sys\nfrom torch_tensorrt_executorch_runtime.cli import main\nsys.exit(main())\n' \
   "$CONDA_PREFIX/bin/python" > "$CONDA_PREFIX/bin/torch-tensorrt-executorch"
 chmod +x "$CONDA_PREFIX/bin/torch-tensorrt-executorch"
-log "installed into $CONDA_PREFIX; pixi run test checks it there"
+log "installed into $CONDA_PREFIX; pixi run test-native (a part of pixi run test) checks it there"

@@ -22,14 +22,22 @@ to the source archive in shared/sources beside the checkout (no machine here
 reaches GitHub) and says so. The other jobs build no torch-tensorrt (no
 pytorch stand-in for CUDA 12.9 or linux-aarch64) but build and test the
 tensorrt output it needs (CUDA 12 bindings on linux-64 12.9).
+The plugin outputs' source is this project's release archive (url and sha256
+in the recipe): this build packs the checkout the same way, with
+scripts/conda/release-archive.py (`git archive` of HEAD, or the files git
+does not ignore when the working tree differs from HEAD; --source-rev packs
+a commit instead), maps the url to that file, builds with its sha256, and
+says so.
 Then, per target, the runtime packages go into a fresh prefix solved from the
 channels, where the installed plugin and the compiled binding pass the ELF
 check, and the CLI's `doctor` and `inspect` of a packed program and a program
 run from Python (recipe/tests/python-run) run with no environment variables;
 and a prefix holding what pixi's default environment declares runs the pixi
-tasks' scripts (scripts/conda/env-build.sh, env-test.sh).
+tasks' scripts (scripts/conda/env-build.sh, env-test.sh), and a prefix holding
+what its packages environment declares (the packages built here) runs
+`env-test.sh --installed`, the test-packages task.
 
-Usage: scripts/conda/offline-build.py [--target linux-64:13.4 ...] [--no-env-tasks]
+Usage: scripts/conda/offline-build.py [--target linux-64:13.4 ...] [--no-env-tasks] [--source-rev REV]
 Runs under .venv-conda (made by scripts/conda/setup-tools.sh on first use);
 downloads wheels with pip and Debian packages with apt-get (cached under
 build/); the public TensorRT 11.1 headers come from $TensorRT_ROOT, else
@@ -42,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -82,6 +91,12 @@ except ImportError:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import standins  # noqa: E402
 
+# scripts/conda/release-archive.py, which makes the plugin outputs' source archive.
+_spec = importlib.util.spec_from_file_location("release_archive",
+                                               Path(__file__).resolve().parent / "release-archive.py")
+release_archive = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(release_archive)
+
 
 def log(message: str) -> None:
     print(f"[offline-build {time.strftime('%H:%M:%S')}] {message}", flush=True)
@@ -114,11 +129,12 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
     standins.build_channel(STANDINS, work, items)
 
 
-def source_copy() -> Path:
-    """The files git does not ignore, copied, so the build sees one consistent tree."""
+def source_copy(source_rev: str | None = None) -> Path:
+    """recipe/'s files that git does not ignore, copied, with the sources mapped to local
+    archives: the build reads the recipe from the copy and every source from an archive."""
     src = WORK / "src"
     shutil.rmtree(src, ignore_errors=True)
-    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT,
+    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard", "recipe"], cwd=ROOT,
                             capture_output=True, check=True).stdout.decode().split("\0")
     for name in filter(None, listed):
         path = ROOT / name
@@ -126,7 +142,50 @@ def source_copy() -> Path:
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, src / name, follow_symlinks=False)
     map_upstream_sources(src)
+    map_release_archive(src, source_rev)
     return src
+
+
+def recipe_context(text: str) -> dict[str, str]:
+    """The recipe's context values, with the ${{ name }} references among them filled in."""
+    block = text.split("\ncontext:\n", 1)[1].split("\n\n", 1)[0]
+    context = dict(re.findall(r'^  (\w+): "?([^"\n]+)"?$', block, re.M))
+    for key, value in context.items():
+        context[key] = re.sub(r"\$\{\{ *(\w+) *\}\}", lambda m: context[m.group(1)], value)
+    return context
+
+
+def map_release_archive(src: Path, source_rev: str | None) -> None:
+    """Point the copied recipe's release archive (context release_archive, release_sha256) at
+    this checkout's, made by scripts/conda/release-archive.py."""
+    recipe = src / "recipe" / "recipe.yaml"
+    text = recipe.read_text()
+    context = recipe_context(text)
+    if source_rev is not None:
+        data, commit, version = release_archive.archive_commit(source_rev)
+        what = f"git archive of {source_rev} ({commit[:12]})"
+    elif release_archive.worktree_is_head():
+        data, commit, version = release_archive.archive_commit("HEAD")
+        what = f"git archive of HEAD ({commit[:12]})"
+    else:
+        data, commit, version = release_archive.archive_worktree()
+        what = f"the working tree's files, which differ from HEAD ({commit[:12]})"
+    if version != context["version"]:
+        raise SystemExit(f"offline-build: the archive is of version {version}, the recipe builds {context['version']}")
+    archive = WORK / "release" / f"{release_archive.NAME}-{version}.tar.gz"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    archive.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    lines = {key: re.search(rf"^  {key}: .+$", text, re.M) for key in ("release_archive", "release_sha256")}
+    if not all(lines.values()):
+        raise SystemExit("offline-build: recipe/recipe.yaml's context has no release_archive and release_sha256")
+    text = text.replace(lines["release_archive"].group(0), f"  release_archive: {archive.as_uri()}")
+    text = text.replace(lines["release_sha256"].group(0), f"  release_sha256: {digest}")
+    recipe.write_text(text)
+    log(f"source {context['release_archive']}: mapped to {archive}, made by scripts/conda/release-archive.py "
+        f"from {what}")
+    log(f"the recipe renders with that archive's sha256 {digest[:12]}... (context release_sha256 overridden; "
+        f"the recipe records {context['release_sha256'][:12]}... for its release)")
 
 
 # Upstream git sources of the recipe -> the archive of the same commit in
@@ -149,7 +208,7 @@ def map_upstream_sources(src: Path) -> None:
     """Point the copied recipe's git sources at the local archives of the same commits."""
     recipe = src / "recipe" / "recipe.yaml"
     text = recipe.read_text()
-    context = dict(re.findall(r'^  (\w+): "?([^"\n]+)"?$', text.split("\noutputs:", 1)[0], re.M))
+    context = recipe_context(text)
     for url, archive_name in UPSTREAM_ARCHIVES.items():
         match = re.search(rf"^(\s+)git: {re.escape(url)}\n\1rev: (.+)\n", text, re.M)
         if not match:
@@ -339,48 +398,63 @@ def check_installed(platform: str, cuda: str) -> None:
     log(f"{platform} CUDA {cuda}: a program ran from Python with no environment variables")
 
 
-def pixi_default_specs() -> list[str]:
-    """The conda dependencies pixi's default environment declares for linux-64 (pixi.toml)."""
+def pixi_env_specs(environment: str) -> list[str]:
+    """The conda dependencies pixi's `environment` declares for linux-64 (pixi.toml)."""
     with open(ROOT / "pixi.toml", "rb") as f:
         manifest = tomllib.load(f)
-    features = manifest["environments"]["default"]["features"]
+    features = manifest["environments"][environment]["features"]
     tables = [manifest.get("dependencies", {})] + [manifest["feature"][f].get("dependencies", {}) for f in features]
     specs = []
     for table in tables:
         for name, value in table.items():
             if isinstance(value, dict):
-                # A source dependency on this recipe: the package just built.
+                # A source dependency on the workspace's package (recipe/): the package just built.
                 specs.append(name)
             elif name not in ("rattler-build",):
                 specs.append(f"{name} {value}" if value != "*" else name)
     return specs
 
 
+def run_task_script(prefix: Path, environment: str, build_dir: Path, *command: str) -> None:
+    """A pixi task's command (run from the repository root) in `prefix`, with the environment's
+    activation and nothing else inherited."""
+    env = {"HOME": os.environ.get("HOME", "/"), "CONDA_PREFIX": str(prefix), "PIXI_ENVIRONMENT_NAME": environment,
+           "PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "TTE_CONDA_BUILD_DIR": str(build_dir)}
+    script = activation(prefix) + "exec " + " ".join(f'"{word}"' for word in command) + "\n"
+    log(f"pixi task script {' '.join(command)} ({environment} environment)")
+    subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, check=True)
+
+
 def check_env_tasks() -> None:
-    """pixi's `build` and `test` tasks, in a prefix holding the default environment's packages."""
+    """pixi's `build` and `test` tasks: `build` and `test-native` in a prefix holding the default
+    environment's packages, `test-packages` in one holding the packages environment's (the
+    packages this build made, where pixi-build would build them from recipe/)."""
     prefix = WORK / "pixi-env"
     shutil.rmtree(WORK / "pixi-build", ignore_errors=True)
-    create_env(prefix, pixi_default_specs(), "linux-64", [OUTPUT, STANDINS])
+    create_env(prefix, pixi_env_specs("default"), "linux-64", [OUTPUT, STANDINS])
     log(f"pixi default environment stand-in: {prefix}")
-    env = {"HOME": os.environ.get("HOME", "/"), "CONDA_PREFIX": str(prefix), "PIXI_ENVIRONMENT_NAME": "default",
-           "PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "TTE_CONDA_BUILD_DIR": str(WORK / "pixi-build")}
-    for task in ("env-build.sh", "env-test.sh"):
-        script = activation(prefix) + f'exec "{ROOT / "scripts" / "conda" / task}"\n'
-        log(f"pixi task script scripts/conda/{task}")
-        subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, check=True)
+    run_task_script(prefix, "default", WORK / "pixi-build", "scripts/conda/env-build.sh")
+    run_task_script(prefix, "default", WORK / "pixi-build", "scripts/conda/env-test.sh")
+    prefix = WORK / "pixi-packages-env"
+    shutil.rmtree(WORK / "pixi-packages", ignore_errors=True)
+    create_env(prefix, pixi_env_specs("packages"), "linux-64", [OUTPUT, STANDINS])
+    log(f"pixi packages environment stand-in: {prefix}")
+    run_task_script(prefix, "packages", WORK / "pixi-packages", "scripts/conda/env-test.sh", "--installed")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", nargs="+", default=TARGETS, help="platform:cuda pairs (default: all)")
     parser.add_argument("--no-env-tasks", action="store_true", help="skip the pixi tasks' scripts")
+    parser.add_argument("--source-rev", metavar="REV",
+                        help="build the plugin outputs from the archive of this commit, not from the checkout")
     args = parser.parse_args()
     targets = [tuple(t.split(":")) for t in args.target]
     started = time.time()
     WORK.mkdir(parents=True, exist_ok=True)
     make_standins(targets)
     log(f"stand-ins ready ({time.time() - started:.0f} s)")
-    src = source_copy()
+    src = source_copy(args.source_rev)
     shutil.rmtree(OUTPUT, ignore_errors=True)
     OUTPUT.mkdir(parents=True)
     timings = {}

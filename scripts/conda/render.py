@@ -112,10 +112,12 @@ def render(platform: str, config: str = "variants", variants: VariantConfig | No
             "inherits_from": (recipe.get("inherits_from") or {}).get("cache_name"),
             "inherit_run_exports": (recipe.get("inherits_from") or {}).get("inherit_run_exports"),
             "staging": [{"name": s["name"], "requirements": _requirements(s.get("requirements", {})),
-                         "script": s.get("build", {}).get("script")} for s in staging],
+                         "script": s.get("build", {}).get("script"), "sources": s.get("source", [])}
+                        for s in staging],
             "sources": recipe.get("source", []),
             "tests": recipe.get("tests", []),
             "about": recipe.get("about", {}),
+            "extra": recipe.get("extra", {}),
         }
     return sorted(outputs.values(), key=lambda o: (o["name"], o["build_string"]))
 

@@ -4,11 +4,12 @@
 #   1. tests/conda: the recipe rendered offline under recipe/variants.yaml and
 #      under conda-forge's global pinning, pixi.toml, versions;
 #   2. the recipe's sha256 pins against PyPI's JSON API;
-#   3. scripts/conda/offline-build.py: the recipe built unchanged for linux-64
-#      (CUDA 12.9, 13.4) and linux-aarch64 (CUDA 13.4, cross, tests under
-#      qemu-user) against stand-ins of conda-forge's packages, every output's
-#      tests, a fresh install running the CLI and a program from Python, and
-#      the pixi tasks' scripts.
+#   3. scripts/conda/offline-build.py: the recipe built, its sources mapped to
+#      local archives (this checkout's release archive, Torch-TensorRT's tag),
+#      for linux-64 (CUDA 12.9, 13.4) and linux-aarch64 (CUDA 13.4, cross,
+#      tests under qemu-user) against stand-ins of conda-forge's packages,
+#      every output's tests and link checks, a fresh install running the CLI
+#      and a program from Python, and the pixi tasks' scripts.
 # Usage: scripts/conda/test.sh [offline-build.py options]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

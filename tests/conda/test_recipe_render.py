@@ -476,3 +476,61 @@ def test_build_script_uses_the_wheels_cmake_entry():
 def test_recipe_turns_no_check_off():
     assert "binary_relocation: false" not in RECIPE_TEXT, "link checks are off for an output"
     assert "pip_check: false" not in RECIPE_TEXT
+
+
+# Homepages: this project's outputs name the project; the outputs of upstream projects
+# (repackaged or built from upstream's source) name upstream's.
+UPSTREAM_HOMEPAGES = {
+    "libexecutorch": "https://github.com/pytorch/executorch",
+    "libexecutorch-devel": "https://github.com/pytorch/executorch",
+    "tensorrt": "https://developer.nvidia.com/tensorrt",
+    "dllist": "https://github.com/wardbrian/dllist",
+    "torch-tensorrt": "https://github.com/pytorch/TensorRT",
+}
+
+
+def test_homepages_and_maintainers(rendered):
+    project_url = re.search(r"^  project_url: (\S+)$", RECIPE_TEXT, re.M).group(1)
+    for _platform, outputs in rendered.items():
+        for o in outputs:
+            expected = UPSTREAM_HOMEPAGES.get(o["name"], project_url)
+            assert o["about"]["homepage"] == expected, (o["name"], o["about"]["homepage"])
+            maintainers = o["extra"].get("recipe-maintainers")
+            assert isinstance(maintainers, list) and maintainers, f"{o['name']} names no recipe-maintainers"
+            assert all(isinstance(m, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*(/[A-Za-z0-9-]+)?", m)
+                       for m in maintainers), maintainers
+
+
+# rattler-build's link checks per output that ships compiled code: (overlinking, overdepending).
+# Overlinking (a library from a package that is not a run requirement) fails every build
+# but torch-tensorrt's; overdepending (a run_export from host that nothing links) fails
+# where rattler-build attributes every link to the package that declares it (docs/conda.md).
+LINK_CHECKS = {
+    "libexecutorch": ("error", "error"),
+    PLUGIN: ("error", "ignore"),
+    PYTHON_PACKAGE: ("error", "error"),
+    "tensorrt": ("error", "error"),
+    "torch-tensorrt": ("ignore", "ignore"),
+}
+
+
+def test_link_checks(rendered):
+    for platform, outputs in rendered.items():
+        for o in outputs:
+            linking = o["dynamic_linking"]
+            behaviour = (linking.get("overlinking_behavior", "ignore"), linking.get("overdepending_behavior", "ignore"))
+            if o["name"] in LINK_CHECKS:
+                assert behaviour == LINK_CHECKS[o["name"]], (o["name"], platform, linking)
+            else:
+                # Headers, CMake files or pure Python: nothing for the checks to read.
+                assert o["name"].endswith("-devel") or o["noarch"] == "python", o["name"]
+            allowed = linking.get("missing_dso_allowlist", [])
+            # The driver is the system's; libcudart is cuda-cudart's (see the recipe).
+            assert set(allowed) <= {"*/libcuda.so*", "*/libcudart.so*"}, allowed
+            assert ("*/libcudart.so*" in allowed) == (o["name"] == PLUGIN)
+    for platform, outputs in rendered.items():
+        for o in by_name(outputs, "tensorrt"):
+            # The sysroot makes glibc's libraries system libraries for the checks; the C++
+            # runtime NVIDIA's extension links is a run requirement.
+            assert f"sysroot_{platform} {GLIBC[platform]}.*" in o["requirements"]["build"]
+            assert {"libstdcxx", "libgcc"} <= set(o["requirements"]["host"]) & set(o["requirements"]["run"])
