@@ -24,6 +24,10 @@ bool aborts_when_mixed(ScalarType type) {
   return et::isFloat8Type(type) || et::isBarebonesUnsignedType(type);
 }
 
+// KernelCall.op_index's flatbuffer default: an index of 0 is left out of the
+// file, so a call without the field calls the plan's first operator.
+constexpr int32_t kDefaultOpIndex = 0;
+
 // "'aten::mul'": operator `index` of a plan, quoted, or "a kernel".
 std::string operator_name(const FlatTable& plan, int32_t index) {
   const auto operators = plan.field(6);
@@ -93,8 +97,8 @@ Status check_kernel_dtypes(const FlatTable& plan, const FlatTable& values, uint3
     }
     return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
                    ", instruction " + std::to_string(i) + " calls " +
-                   operator_name(plan, call->scalar<int32_t>(0, -1)) + " with tensors of dtypes " +
-                   mixed + ", a mix ExecuTorch's kernels abort on");
+                   operator_name(plan, call->scalar<int32_t>(0, kDefaultOpIndex)) +
+                   " with tensors of dtypes " + mixed + ", a mix ExecuTorch's kernels abort on");
   });
 }
 
@@ -178,8 +182,8 @@ Status check_kernel_tensor_memory(const FlatTable& plan, const FlatTable& values
         if (!unbacked(tensor)) continue;
         return damaged("execution plan " + std::to_string(p) + ", chain " + std::to_string(c) +
                        ", instruction " + std::to_string(i) + " calls " +
-                       operator_name(plan, call->scalar<int32_t>(0, -1)) + " with value " +
-                       std::to_string(tensor) +
+                       operator_name(plan, call->scalar<int32_t>(0, kDefaultOpIndex)) +
+                       " with value " + std::to_string(tensor) +
                        ", a tensor with no memory: neither constant data, planned memory, a "
                        "data-file entry, nor a method input or output");
       }
