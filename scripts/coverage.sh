@@ -43,6 +43,15 @@ echo "[coverage] building the C++ tests (gcov, -O0)" >&2
 
 # Counters from an earlier run would add to this one.
 find "$build" -name '*.gcda' -delete
+# Notes of objects the build no longer makes (their source was removed or
+# renamed since the build directory was made) would send gcovr after
+# sources that are gone.
+"$venv/ninja" -C "$build" -t targets all | sed -nE 's/^(.+\.o): .*/\1/p' | sort -u > "$build/objects.txt"
+find "$build" -name '*.gcno' -printf '%P\n' | sed 's/\.gcno$/.o/' | sort |
+  comm -23 - "$build/objects.txt" | while read -r stale; do
+    echo "[coverage] dropping the notes of $stale (no longer built)" >&2
+    rm -f "$build/${stale%.o}.gcno" "$build/$stale"
+  done
 echo "[coverage] running ctest" >&2
 # One test at a time: run side by side, the processes that load the plugin
 # and write its counters at exit lost some of them (program.cpp's coverage
