@@ -75,6 +75,10 @@ PYTHON_VARIANT = "3.11.* *_cpython"
 QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
 ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
+# The abi3 baseline the recipe claims for the compiled binding (recipe/variants.yaml's python_min,
+# conda-forge's): the offline build narrows python_min to its one stand-in CPython, the audit does not.
+RECIPE_PYTHON_MIN = re.search(r'^python_min: \["([0-9.]+)"\]$', (ROOT / "recipe" / "variants.yaml").read_text(),
+                              re.M).group(1)
 
 try:
     import rattler
@@ -353,6 +357,19 @@ def activation(prefix: Path) -> str:
 
 # ---- installed: the CLI with no environment variables ----------------------------------
 
+def check_abi3(binding: Path) -> None:
+    """abi3audit (the wheel's test runs it too): every symbol the binding takes from libpython is in
+    the stable ABI of the recipe's python_min, so one package serves that CPython and every later one."""
+    abi3audit = ROOT / ".venv" / "bin" / "abi3audit"
+    if not abi3audit.exists():
+        raise SystemExit("offline-build: .venv/bin/abi3audit is missing: run scripts/setup.sh")
+    result = subprocess.run([str(abi3audit), "--strict", "--assume-minimum-abi3", RECIPE_PYTHON_MIN, "--report",
+                             str(binding)], capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stdout[-3000:], result.stderr[-3000:])
+        raise SystemExit(f"offline-build: {binding.name} is not abi3 within CPython {RECIPE_PYTHON_MIN}")
+
+
 def check_installed(platform: str, cuda: str) -> None:
     prefix = WORK / f"env-{platform}-{cuda}"
     bs = f"cuda{cuda.replace('.', '')}_*"
@@ -370,6 +387,8 @@ def check_installed(platform: str, cuda: str) -> None:
                     str(prefix / "lib" / "libexecutorch_backend_tensorrt.so"),
                     str(prefix / "lib" / "libtte_provider_tensorrt11.so"), str(prefix / "bin" / "tte-run"),
                     str(binding)], check=True)
+    check_abi3(binding)
+    log(f"{platform} CUDA {cuda}: the compiled binding is abi3 within CPython {RECIPE_PYTHON_MIN}'s stable ABI")
     clean = {"PATH": f"{prefix / 'bin'}:/usr/bin:/bin"}
     # aarch64: a shell started with the qemu-user preload runs the entry point
     # (whose #! interpreter is the environment's aarch64 python) under qemu;
