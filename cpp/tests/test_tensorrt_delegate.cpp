@@ -127,37 +127,39 @@ TEST_F(TensorRTDelegateTest, RefusesAMissingEmptyOrDamagedBlobAndRecordsWhy) {
   EXPECT_EQ(status.message(), "TensorRTBackend init got an empty delegate blob");
 
   CallContext call;
-  call.record_delegates = true;
+  std::vector<tte::DelegateRecord> records;
+  call.delegate_records = &records;
   const std::string garbage = "not a delegate blob at all, but long enough to have a header";
   status = create(std::vector<uint8_t>(garbage.begin(), garbage.end()), &delegate, {}, &call);
   EXPECT_EQ(status.code(), TTE_ERROR_INVALID_PROGRAM);
   EXPECT_EQ(status.message().rfind("invalid TensorRTBackend delegate blob: ", 0), 0u)
       << status.message();
-  ASSERT_EQ(call.delegates.size(), 1u);
-  EXPECT_EQ(call.delegates[0].method, "forward");
-  EXPECT_EQ(call.delegates[0].error, status.message());
-  EXPECT_EQ(call.delegates[0].provider, "");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].method, "forward");
+  EXPECT_EQ(records[0].error, status.message());
+  EXPECT_EQ(records[0].provider, "");
   EXPECT_EQ(delegate, nullptr);
 }
 
 TEST_F(TensorRTDelegateTest, LoadsTheEngineRecordsItsProviderAndFreesTheBlob) {
   CallContext call;
-  call.record_delegates = true;
+  std::vector<tte::DelegateRecord> records;
+  call.delegate_records = &records;
   std::unique_ptr<TensorRTDelegate> delegate;
   bool freed = false;
   ASSERT_TRUE(create(x_to_y(add_one_plan(1, 8)), &delegate, {}, &call, &freed).ok());
   ASSERT_NE(delegate, nullptr);
   EXPECT_TRUE(freed) << "the engine keeps its own copy of the plan";
-  ASSERT_EQ(call.delegates.size(), 1u);
-  EXPECT_EQ(call.delegates[0].provider, "test-host");
-  EXPECT_EQ(call.delegates[0].error, "");
-  EXPECT_TRUE(contains(call.delegates[0].blob_json, "\"io_bindings\""))
-      << call.delegates[0].blob_json;
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].provider, "test-host");
+  EXPECT_EQ(records[0].error, "");
+  EXPECT_TRUE(contains(records[0].blob_json, "\"io_bindings\"")) << records[0].blob_json;
 }
 
 TEST_F(TensorRTDelegateTest, FreesTheBlobOnceLoadedAlsoWhenTheEngineTableIsRefused) {
   CallContext call;
-  call.record_delegates = true;
+  std::vector<tte::DelegateRecord> records;
+  call.delegate_records = &records;
   std::unique_ptr<TensorRTDelegate> delegate;
   bool freed = false;
   const Status status = create(make_blob(blob_metadata({"q"}, {"y"}), add_one_plan(1, 8)),
@@ -166,9 +168,9 @@ TEST_F(TensorRTDelegateTest, FreesTheBlobOnceLoadedAlsoWhenTheEngineTableIsRefus
   EXPECT_TRUE(contains(status.message(), "do not match the engine's tensors")) << status.message();
   EXPECT_TRUE(freed);
   EXPECT_EQ(delegate, nullptr);
-  ASSERT_EQ(call.delegates.size(), 1u);
-  EXPECT_EQ(call.delegates[0].provider, "test-host");
-  EXPECT_EQ(call.delegates[0].error, status.message());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].provider, "test-host");
+  EXPECT_EQ(records[0].error, status.message());
 }
 
 TEST_F(TensorRTDelegateTest, AHostEngineRunsWithoutTheCallersStream) {

@@ -9,7 +9,7 @@ namespace tte {
 InitRecord::InitRecord(
     CallContext* call, const executorch::runtime::BackendInitContext& context,
     executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs)
-    : records_(call != nullptr && call->record_delegates ? &call->delegates : nullptr) {
+    : records_(call != nullptr ? call->delegate_records : nullptr) {
   if (records_ == nullptr) {
     return;
   }

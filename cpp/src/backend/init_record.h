@@ -1,6 +1,6 @@
 // One TensorRTBackend delegate's record (common/delegate_record.h), added to
 // its call's records however init ends, with the reason when it failed.
-// Only a call that asked for records (CallContext::record_delegates: the
+// Only a call that asked for records (CallContext::delegate_records: the
 // Program API loading a method) gets one; the stock runtime's loads, which
 // come with no call, record nothing.
 #pragma once

@@ -6,7 +6,7 @@
 //   stream      the CUDA stream the caller asked for, if any
 //   read_only   inputs the caller lent read-only (read_only_memory.h)
 //   failure     why a call into ExecuTorch failed (executorch_failure.h)
-//   delegates   the records of delegates a method load initialized
+//   delegate_records  where a method load wants its delegates' records
 //   streams     CUDA streams the call borrowed, given back when it ends
 // The run's own options (outputs, allocator) stay the run's parameters.
 //
@@ -76,10 +76,9 @@ class CallContext {
 
   ReadOnlyLoans read_only;
   ExecuTorchFailure failure;
-  // Set by a call that loads a method: init adds one record per
-  // TensorRTBackend delegate to `delegates`.
-  bool record_delegates = false;
-  std::vector<DelegateRecord> delegates;
+  // Set by a call that loads a method, for the load: init adds one record
+  // per TensorRTBackend delegate here. NULL: nothing is recorded.
+  std::vector<DelegateRecord>* delegate_records = nullptr;
   BorrowedStreams streams;
 
  private:

@@ -1,6 +1,6 @@
 // What one TensorRTBackend delegate looked like at init, for
 // tte_program_describe_json. A call that loads a method asks for them
-// (CallContext::record_delegates); the backend's init adds one per delegate
+// (CallContext::delegate_records); the backend's init adds one per delegate
 // (backend/init_record.h). Loads through the stock runtime record nothing.
 #pragma once
 

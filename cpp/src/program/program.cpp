@@ -178,15 +178,14 @@ Status Program::load_method_once(CallContext& call, const std::string& method, M
   // Arenas of our own when they are better page-locked; they must outlive
   // the method, so they live in its state.
   slot.arenas = PlannedHostArenas::make(*meta);
-  // The delegates' init records what they looked like into the call.
-  call.record_delegates = true;
-  call.delegates.clear();
+  // The delegates' init records what they looked like into the method's
+  // state, for this load only.
+  slot.records.clear();
+  call.delegate_records = &slot.records;
   ExecuTorchStep step(call, ProgramStep::kLoadMethod);
   const et::Error error =
       module.load_method(method, slot.arenas ? slot.arenas->allocator() : nullptr);
-  call.record_delegates = false;
-  slot.records = std::move(call.delegates);
-  call.delegates.clear();
+  call.delegate_records = nullptr;
   if (error != et::Error::Ok) {
     slot.arenas.reset();
     bool delegate_failed = false;
@@ -442,9 +441,6 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
                   "method '" + state.name + "' returns " + std::to_string(loaded.outputs_size()) +
                       " outputs, but room for " + std::to_string(num_outputs) + " was given");
   }
-  // Inputs passed read-only are the call's, for a delegate about to write
-  // one in place: this run's only.
-  call.read_only = ReadOnlyLoans();
   OutputOptions output_options;
   output_options.copy = options.copy_outputs;
   output_options.stream = call.stream();
