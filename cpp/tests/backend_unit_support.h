@@ -21,6 +21,7 @@
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/core/portable_type/tensor_impl.h>
 
+#include "blob_bytes.h"
 #include "testing/test_provider_api.h"
 #include "torch_tensorrt_executorch/engine_provider.h"
 
@@ -122,22 +123,9 @@ inline std::string blob_metadata(const std::vector<std::string>& inputs,
          ",\"serialized_metadata\":\"\",\"target_platform\":\"linux_x86_64\"}";
 }
 
-// Header `<4sIIIQ8s` (TR01), the JSON, zeros to 16 bytes, the plan.
+// A TR01 blob of the JSON and the plan.
 inline std::vector<uint8_t> make_blob(const std::string& json, const std::string& plan) {
-  const size_t engine_offset = (32 + json.size() + 15) / 16 * 16;
-  std::vector<uint8_t> blob(engine_offset + plan.size(), 0);
-  auto put = [&](size_t offset, uint64_t value, int bytes) {
-    for (int i = 0; i < bytes; ++i) blob[offset + i] = static_cast<uint8_t>(value >> (8 * i));
-  };
-  std::memcpy(blob.data(), "TR01", 4);
-  put(4, 32, 4);
-  put(8, json.size(), 4);
-  put(12, engine_offset, 4);
-  put(16, plan.size(), 8);
-  blob[24] = 1;
-  std::memcpy(blob.data() + 32, json.data(), json.size());
-  std::memcpy(blob.data() + engine_offset, plan.data(), plan.size());
-  return blob;
+  return tte_test::blob_bytes("TR01", json, plan);
 }
 
 // A test-engine plan: the magic, then the JSON object.

@@ -26,6 +26,7 @@
 #include <executorch/runtime/core/portable_type/tensor_impl.h>
 #include <nlohmann/json.hpp>
 
+#include "blob_bytes.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace tte_test {
@@ -80,20 +81,7 @@ inline std::vector<uint8_t> make_blob(const Json& metadata, const std::string& p
   if (magic == nullptr) {
     magic = metadata.contains("aliased_io") && !metadata["aliased_io"].empty() ? "TR02" : "TR01";
   }
-  const size_t engine_offset = (32 + json.size() + 15) / 16 * 16;
-  std::vector<uint8_t> blob(engine_offset + plan.size(), 0);
-  auto put = [&](size_t offset, uint64_t value, int bytes) {
-    for (int i = 0; i < bytes; ++i) blob[offset + i] = static_cast<uint8_t>(value >> (8 * i));
-  };
-  std::memcpy(blob.data(), magic, 4);
-  put(4, 32, 4);
-  put(8, json.size(), 4);
-  put(12, engine_offset, 4);
-  put(16, plan.size(), 8);
-  blob[24] = 1;
-  std::memcpy(blob.data() + 32, json.data(), json.size());
-  std::memcpy(blob.data() + engine_offset, plan.data(), plan.size());
-  return blob;
+  return blob_bytes(magic, json, plan);
 }
 
 // ---- A fake engine provider --------------------------------------------------

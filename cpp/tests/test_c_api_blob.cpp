@@ -3,32 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "blob_bytes.h"
 #include "torch_tensorrt_executorch/c_api.h"
 
 namespace {
 
 std::vector<std::uint8_t> make_blob(const std::string& metadata, const char* magic,
                                     const std::string& engine) {
-  const std::size_t engine_offset = (32 + metadata.size() + 15) / 16 * 16;
-  std::vector<std::uint8_t> blob(engine_offset + engine.size(), 0);
-  auto put = [&](std::size_t offset, std::uint64_t value, int bytes) {
-    for (int i = 0; i < bytes; ++i) blob[offset + i] = static_cast<std::uint8_t>(value >> (8 * i));
-  };
-  std::memcpy(blob.data(), magic, 4);
-  put(4, 32, 4);
-  put(8, metadata.size(), 4);
-  put(12, engine_offset, 4);
-  put(16, engine.size(), 8);
-  blob[24] = 1;
-  std::memcpy(blob.data() + 32, metadata.data(), metadata.size());
-  std::memcpy(blob.data() + engine_offset, engine.data(), engine.size());
-  return blob;
+  return tte_test::blob_bytes(magic, metadata, engine);
 }
 
 const std::string kMetadata =
