@@ -3,7 +3,11 @@
 
 For machines that reach no conda channel. The conda-forge packages the recipe
 needs come from a local file:// channel of stand-ins (scripts/conda/standins.py
-says what each one holds and how close it comes). For each target,
+says what each one holds and how close it comes); for the packages
+tests/fixtures/conda-forge-snapshot.json lists, their names, versions, build
+numbers and run_exports come from that snapshot of what conda-forge publishes,
+every build it lists for a job in the channel, and the log says per job what
+it lists and what the recipe's requirements take. For each target,
 `rattler-build build` (py-rattler-build's CLI entry, with recipe/variants.yaml
 narrowed to one CUDA version and CPython 3.11, the interpreter the stand-ins
 have) builds every output the recipe yields, with the recipe's staging,
@@ -79,6 +83,9 @@ ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AA
 # conda-forge's): the offline build narrows python_min to its one stand-in CPython, the audit does not.
 RECIPE_PYTHON_MIN = re.search(r'^python_min: \["([0-9.]+)"\]$', (ROOT / "recipe" / "variants.yaml").read_text(),
                               re.M).group(1)
+# The pytorch minor recipe/variants.yaml builds torch-tensorrt against.
+RECIPE_PYTORCH = re.search(r'^pytorch: \["([0-9.]+)"\]$', (ROOT / "recipe" / "variants.yaml").read_text(),
+                           re.M).group(1)
 
 try:
     import rattler
@@ -108,9 +115,27 @@ def log(message: str) -> None:
 
 # ---- stand-ins and sources ----------------------------------------------------------
 
+def recipe_requirements(cuda: str) -> dict[str, str]:
+    """What the recipe's builds ask of the packages conda-forge publishes in several versions:
+    name -> version spec (the variant's pins and the recipe's TensorRT range)."""
+    context = recipe_context((ROOT / "recipe" / "recipe.yaml").read_text())
+    return {"cuda-version": f"=={cuda}", "cuda-cudart-dev": "", "libnvinfer-devel":
+            f">={context['tensorrt_min']},<{context['tensorrt_max']}", "python": PYTHON_VARIANT.split()[0]}
+
+
 def make_standins(targets: list[tuple[str, str]]) -> None:
+    """The stand-in channel: names, versions, build numbers and run_exports of the packages
+    tests/fixtures/conda-forge-snapshot.json lists come from it (standins.check)."""
     platforms = sorted({p for p, _ in targets})
     work = WORK / "standin-files"
+    # What conda-forge publishes for each job, per the snapshot, and what its solver takes for the
+    # build's host: the channel holds every one of those builds; the solver chooses.
+    for platform, cuda in targets:
+        requirements = recipe_requirements(cuda)
+        if (platform, cuda) == TORCH_TENSORRT_TARGET:
+            requirements["pytorch"] = f"{RECIPE_PYTORCH}.*"
+        for line in standins.choices(platform, cuda, requirements):
+            log(f"{platform} CUDA {cuda} (conda-forge snapshot): {line}")
     items: list[standins.Standin] = []
     items += standins.tool_standins(work)
     items += standins.other_standins(work, platforms)
@@ -129,7 +154,17 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
         items += standins.python_standins(work, "linux-64") + standins.python_package_standins(work, "linux-64")
     items += standins.python_abi3_standins()
     if TORCH_TENSORRT_TARGET in targets:
-        items += standins.pytorch_standin(work) + standins.torch_build_standins(work)
+        items += standins.pytorch_standin(work, TORCH_TENSORRT_TARGET[1], f"{RECIPE_PYTORCH}.*")
+        items += standins.torch_build_standins(work)
+    problems = standins.check(items)
+    if problems:
+        raise SystemExit("offline-build: stand-ins disagree with tests/fixtures/conda-forge-snapshot.json:\n  "
+                         + "\n  ".join(problems))
+    snapshot = {s.name for s in items if standins.snapshot_entry(s.name) is not None}
+    for name in sorted(snapshot):
+        versions = sorted({(s.version, s.build_string or "", s.subdir) for s in items if s.name == name})
+        log(f"stand-in {name} (from the snapshot): " + ", ".join(f"{v} {b} ({d})".replace("  ", " ")
+                                                                  for v, b, d in versions))
     standins.build_channel(STANDINS, work, items)
 
 
@@ -379,6 +414,10 @@ def check_installed(platform: str, cuda: str) -> None:
     log(f"{platform} CUDA {cuda}: installed " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records
                                                          if "tensorrt-executorch" in r.name.normalized
                                                          or "executorch" in r.name.normalized))
+    # What the solver took of the packages conda-forge publishes in several versions.
+    log(f"{platform} CUDA {cuda}: the solver took " + ", ".join(
+        f"{r.name.normalized} {r.version} {r.build}" for r in records
+        if r.name.normalized in ("libnvinfer", "cuda-version", "cuda-cudart", "python")))
     # The compiled binding (abi3) links no libpython and nothing of the
     # prefix: it opens the plugin the Python side found in lib/.
     (binding,) = prefix.glob("lib/python3.*/site-packages/torch_tensorrt_executorch_runtime/_native/_compiled*.so")

@@ -2,19 +2,36 @@
 offline build (scripts/conda/offline-build.py).
 
 Each stand-in has the name, version, subdir and run_exports of the conda-forge
-package it replaces, and the same files where they can be had here:
+package it replaces, and the same files where they can be had here. For the
+packages tests/fixtures/conda-forge-snapshot.json lists (what conda-forge
+publishes, read from the feedstocks on 2026-12-04, each entry naming its
+source), the name, version, build number and run_exports come from that
+snapshot, not from this project's pins: where it lists several versions, the
+channel has every build it lists for the platform that can serve a job here
+(the job's CUDA), so the solver chooses among them as conda-forge's would
+(choices() says what it will find); where the files come from elsewhere in
+another version (a PyPI wheel, Debian's package), the stand-in keeps the
+version conda-forge publishes and its summary names the files' version; where
+the snapshot gives a series (python 3.11.*, numpy 2.*), the files' own version
+must be in it. check() compares a list of stand-ins with the snapshot; the
+offline build runs it before building the channel,
+tests/conda/test_standins_snapshot.py on the metadata functions (*_meta).
 
   CUDA runtime (cuda-cudart, cuda-cudart-dev, their _<platform> halves,
     cuda-crt-dev_<platform>): from NVIDIA's nvidia-cuda-runtime and -crt
     wheels (CUDA 13) and nvidia-cuda-runtime-cu12 / nvidia-cuda-nvcc-cu12
     (CUDA 12.9), laid out as conda-forge lays them out (targets/<arch>/).
-  TensorRT: libnvinfer-headers holds the public TensorRT 11.1 headers beside
-    the checkout; libnvinfer holds the lean runtime library of
-    tensorrt-lean-cu13-libs renamed to libnvinfer.so.11 (SONAME rewritten),
-    plus a stub library for the two builder entry points the lean library
-    lacks; libnvinfer-plugin and libnvonnxparser are stub libraries with the
-    entry points TensorRT's Python bindings import. The stubs return null:
-    nothing can build an engine or parse ONNX with them.
+  TensorRT: every libnvinfer version and CUDA build the snapshot lists for
+    the platform and the jobs' CUDA versions (11.1.0.106 and 11.3.0.99).
+    libnvinfer-headers holds the public TensorRT 11.1 headers beside the
+    checkout (for 11.3 too: no other headers are here); libnvinfer holds the
+    lean runtime library of tensorrt-lean-cu13-libs of the same version
+    renamed to libnvinfer.so.11 (SONAME rewritten), plus a stub library for
+    the two builder entry points the lean library lacks; libnvinfer-plugin
+    and libnvonnxparser are stub libraries with the entry points TensorRT's
+    Python bindings import. The stubs return null: nothing can build an
+    engine or parse ONNX with them. libnvinfer's cuda-nvrtc dependency is
+    left out (no cuda-nvrtc stand-in for every platform).
   Compilers: gcc_linux-64/gxx_linux-64 wrap this machine's gcc,
     gcc_linux-aarch64/gxx_linux-aarch64 Debian's aarch64 cross gcc, with
     activation scripts that set CC, CXX, CFLAGS, LDFLAGS (conda-forge's
@@ -85,7 +102,7 @@ def _tensorrt_headers() -> Path:
 
 
 TENSORRT_HEADERS = _tensorrt_headers()
-TENSORRT_VERSION = "11.1.0.106"
+SNAPSHOT_FILE = ROOT / "tests" / "fixtures" / "conda-forge-snapshot.json"
 CUDA_TARGET = {"linux-64": "x86_64-linux", "linux-aarch64": "sbsa-linux"}
 GNU_TRIPLE = {"linux-64": "x86_64-linux-gnu", "linux-aarch64": "aarch64-linux-gnu"}
 CONDA_TRIPLE = {"linux-64": "x86_64-conda-linux-gnu", "linux-aarch64": "aarch64-conda-linux-gnu"}
@@ -111,6 +128,7 @@ class Standin:
     constrains: list[str] = field(default_factory=list)
     run_exports: dict | list | None = None
     noarch_python: bool = False
+    build_number: int = 0
 
 
 def log(message: str) -> None:
@@ -119,6 +137,163 @@ def log(message: str) -> None:
 
 def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, **kwargs)
+
+
+# ---- what conda-forge publishes: tests/fixtures/conda-forge-snapshot.json ---------------
+
+@dataclass(frozen=True)
+class Published:
+    """One build conda-forge publishes, per the snapshot."""
+    name: str
+    version: str
+    series: str | None  # "3.11.*": the version stands for any release of that series
+    cuda: str | None  # the CUDA version (major or major.minor) it is built for; None: no CUDA
+    build_number: int | None
+    source: str
+
+
+_SNAPSHOT: dict = {}
+
+
+def snapshot() -> dict:
+    if not _SNAPSHOT:
+        _SNAPSHOT.update(json.loads(SNAPSHOT_FILE.read_text()))
+    return _SNAPSHOT
+
+
+def snapshot_entry(name: str) -> dict | None:
+    """The snapshot's entry for `name` (its own, or the entry that lists it under 'also')."""
+    for key, entry in snapshot()["packages"].items():
+        if name == key or name in entry.get("also", []):
+            return entry
+    return None
+
+
+def _version(text: str):
+    from rattler import Version
+    return Version(text)
+
+
+def _matches(spec: str, version: str) -> bool:
+    from rattler import VersionSpec
+    return VersionSpec(spec).matches(_version(version))
+
+
+def cuda_fits(build_cuda: str, job_cuda: str) -> bool:
+    """A build for CUDA X (any minor) or X.Y installs where cuda-version is X.Y or later within X."""
+    major, _, minor = build_cuda.partition(".")
+    job_major, job_minor = job_cuda.split(".")[:2]
+    return major == job_major and (not minor or int(minor) <= int(job_minor))
+
+
+def listed(name: str, platform: str, arm_variant: str | None = None) -> list[Published]:
+    """Every build of `name` the snapshot lists for `platform` (its noarch builds included), newest first."""
+    entry = snapshot_entry(name)
+    if entry is None:
+        raise SystemExit(f"standins: {name} is not in {SNAPSHOT_FILE.relative_to(ROOT)}")
+    if arm_variant is None and platform == "linux-aarch64":
+        arm_variant = "sbsa"  # the only linux-aarch64 variant conda-forge's TensorRT has
+    out = []
+    for build in entry["builds"]:
+        if platform == "linux-aarch64" and build.get("arm_variant") not in (None, arm_variant):
+            continue
+        number = build.get("build_number")
+        for cuda in build["platforms"].get(platform, []) + build["platforms"].get("noarch", []):
+            offset = build.get("cuda_build_number_offset", 0) if cuda is not None else 0
+            out.append(Published(name, build["version"], build.get("series"), cuda,
+                                 None if number is None else number + offset, entry["source"]))
+    out.sort(key=lambda b: (_version(b.version), _version(b.cuda or "0")), reverse=True)
+    return out
+
+
+def published(name: str, platform: str, job_cuda: str | None, within: str | None = None) -> list[Published]:
+    """The builds of `name` the snapshot lists that a job on `platform` with CUDA `job_cuda` can
+    install (as the solvability test reads them), within the version spec `within`, newest first."""
+    return [b for b in listed(name, platform)
+            if (b.cuda is None or (job_cuda is not None and cuda_fits(b.cuda, job_cuda)))
+            and (within is None or _matches(within, b.version) or (b.series and _series_meets(b.series, within)))]
+
+
+def _series_meets(series: str, spec: str) -> bool:
+    """Whether a release of `series` ("3.11.*") can meet `spec` ("3.11.*", ">=3.10"): its first one does."""
+    return _matches(spec, series.rstrip("*").rstrip(".") or "0")
+
+
+def newest(name: str, platform: str, job_cuda: str | None, within: str | None = None) -> Published:
+    """What a solver picks for a job: the newest build the snapshot lists for it, within `within`."""
+    builds = published(name, platform, job_cuda, within=within)
+    if not builds:
+        what = f"{platform}" + (f" CUDA {job_cuda}" if job_cuda else "") + (f" within {within}" if within else "")
+        raise SystemExit(f"standins: conda-forge publishes no {name} for {what} "
+                         f"(per {SNAPSHOT_FILE.relative_to(ROOT)}); a stand-in would claim what it does not have")
+    return builds[0]
+
+
+def labelled(build: Published, files_version: str | None) -> str:
+    """A stand-in's version: conda-forge's; for a series, the files' own release, which must be in it."""
+    if build.series is None:
+        return build.version
+    if files_version is None or not _matches(build.series, files_version):
+        raise SystemExit(f"standins: {build.name}'s files are version {files_version}, outside the series "
+                         f"{build.series} conda-forge publishes (per {SNAPSHOT_FILE.relative_to(ROOT)})")
+    return files_version
+
+
+def _template_values(version: str) -> dict[str, str]:
+    numbers = [int(n) for n in re.findall(r"\d+", version)[:3]] + [0, 0, 0]
+    major, minor, patch = numbers[:3]
+    return {"version": version, "major_minor": f"{major}.{minor}", "nodot": f"{major}{minor}",
+            "next_major": f"{major + 1}", "next_minor": f"{major}.{minor + 1}",
+            "next_patch": f"{major}.{minor}.{patch + 1}"}
+
+
+def snapshot_run_exports(name: str, version: str) -> dict | None:
+    """`name`'s run_exports per the snapshot, for `version`; None where it lists none."""
+    entry = snapshot_entry(name) or {}
+    exports = entry.get("run_exports", {}).get(name)
+    if not exports:
+        return None
+    values = _template_values(version)
+    return {kind: [spec.format(**values) for spec in specs] for kind, specs in exports.items()}
+
+
+def check(items: list[Standin]) -> list[str]:
+    """Where stand-ins of packages the snapshot lists disagree with it: a version it does not
+    publish for the stand-in's platform, another build number, other run_exports."""
+    problems = []
+    for s in items:
+        entry = snapshot_entry(s.name)
+        if entry is None:
+            continue
+        platforms = ["linux-64", "linux-aarch64"] if s.subdir == "noarch" else [s.subdir]
+        builds = [b for p in platforms for b in listed(s.name, p)]
+        same = [b for b in builds if b.version == s.version or (b.series and _matches(b.series, s.version))]
+        where = f"{s.name} {s.version} ({s.subdir})"
+        if not same:
+            problems.append(f"{where}: conda-forge publishes no such version for {s.subdir} "
+                            f"(snapshot: {', '.join(sorted({b.version for b in builds})) or 'none'})")
+            continue
+        numbers = {b.build_number for b in same if b.build_number is not None}
+        if numbers and s.build_number not in numbers:
+            problems.append(f"{where}: build number {s.build_number}, the snapshot's is {sorted(numbers)}")
+        expected = snapshot_run_exports(s.name, s.version)
+        if (s.run_exports or None) != expected:
+            problems.append(f"{where}: run_exports {s.run_exports}, the snapshot's are {expected}")
+    return problems
+
+
+def choices(platform: str, cuda: str, requirements: dict[str, str]) -> list[str]:
+    """For a job: the builds the snapshot lists for it of each package the recipe requires with a
+    version (`requirements`: name -> spec), and the one a solver takes (the newest within the spec)."""
+    lines = []
+    for name, spec in requirements.items():
+        def shown(b: Published) -> str:
+            return (b.series or b.version) + (f" (CUDA {b.cuda} build)" if b.cuda else "")
+        builds = published(name, platform, cuda)
+        taken = newest(name, platform, cuda, within=spec or None)
+        lines.append(f"{name}: conda-forge publishes {', '.join(shown(b) for b in builds)}; newest "
+                     f"{shown(builds[0])}; {spec or 'any version'} takes {shown(taken)}")
+    return lines
 
 
 # ---- fetching -----------------------------------------------------------------
@@ -150,13 +325,18 @@ def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
 
 
 def pure_wheel(spec: str) -> Path:
+    """A pure-Python wheel, downloaded once with pip; `spec` is a name or name==version."""
     WHEELS.mkdir(parents=True, exist_ok=True)
-    name = spec.split("==")[0].split(">")[0].split("<")[0].replace("-", "_").lower()
-    hits = sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(name + "-"))
+    name, _, version = spec.partition("==")
+    prefix = name.split(">")[0].split("<")[0].replace("-", "_").lower() + "-" + (f"{version}-" if version else "")
+
+    def cached() -> list[Path]:
+        return sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(prefix))
+    hits = cached()
     if not hits:
         run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
              "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
-        hits = sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(name + "-"))
+        hits = cached()
     if not hits:
         raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}")
     return hits[-1]
@@ -306,6 +486,54 @@ def compile_stub(soname: str, symbols: list[str], dest: Path, platform: str) -> 
 
 # ---- the stand-ins -----------------------------------------------------------------
 
+def snapshot_standin(name: str, subdir: str, platform: str, job_cuda: str | None, files_version: str | None,
+                     summary: str, within: str | None = None, **kwargs) -> Standin:
+    """A stand-in for `name` as the snapshot has it: the newest build it lists for the job (within
+    `within`), its version (for a series, `files_version`, which must be in it), build number and
+    run_exports. The summary names the files' version where it is not the stand-in's."""
+    build = newest(name, platform, job_cuda, within=within)
+    version = labelled(build, files_version)
+    if files_version is not None and files_version != version:
+        summary += f" (files of {files_version}; conda-forge publishes {version})"
+    return Standin(name, version, subdir, summary, build_number=build.build_number or 0,
+                   run_exports=snapshot_run_exports(name, version), **kwargs)
+
+
+def cuda_meta(platform: str, cuda: str, runtime_version: str, crt_version: str) -> list[Standin]:
+    """The CUDA runtime stand-ins of a job with CUDA `cuda`, their files from NVIDIA's wheels of
+    `runtime_version` (nvidia-cuda-runtime) and `crt_version` (the crt headers)."""
+    major = cuda.split(".")[0]
+    nxt = f"{major}.{int(cuda.split('.')[1]) + 1}"
+    pin = f"cuda-version >={cuda},<{int(major) + 1}"
+    note = f"NVIDIA's pip wheels {runtime_version} (runtime), {crt_version} (crt)"
+    cuda_version = snapshot_standin("cuda-version", "noarch", platform, None, None,
+                                    "cuda-version (empty, like the real metapackage)", within=f"=={cuda}",
+                                    constrains=[f"__cuda >={major}"], build_string=f"h{major}_3")
+    rt = lambda name, subdir, summary, **kw: snapshot_standin(  # noqa: E731
+        name, subdir, platform, cuda, runtime_version, summary, **kw)
+    runtime = rt(f"cuda-cudart_{platform}", "noarch", f"cuda-cudart_{platform}: {note}",
+                 depends=[f"cuda-version >={cuda},<{nxt}"])
+    version = runtime.version
+    crt = snapshot_standin(f"cuda-crt-dev_{platform}", "noarch", platform, cuda, crt_version,
+                           f"cuda-crt-dev_{platform}: {note}", depends=[f"cuda-version >={cuda},<{nxt}"])
+    return [
+        cuda_version,
+        runtime,
+        rt("cuda-cudart", platform, f"cuda-cudart: {note}",
+           depends=[f"cuda-cudart_{platform} =={version}", f"cuda-version >={cuda},<{nxt}"]),
+        rt(f"cuda-cudart-dev_{platform}", "noarch", f"cuda-cudart-dev_{platform}: {note}",
+           depends=[f"cuda-cudart_{platform} =={version}", f"cuda-crt-dev_{platform}"]),
+        rt("cuda-cudart-dev", platform, "cuda-cudart-dev (empty, depends on the files)",
+           depends=[f"cuda-cudart =={version}", f"cuda-cudart-dev_{platform} =={version}",
+                    f"cuda-version >={cuda},<{nxt}"]),
+        crt,
+        # Not in the snapshot: the runtime wheel's version.
+        Standin(f"cuda-nvcc_{platform}", runtime_version, "linux-64",
+                f"cuda-nvcc_{platform}: empty, with the real run_exports", run_exports={"strong": [pin]}),
+    ] + ([Standin("cuda-nvcc", runtime_version, "linux-64", "cuda-nvcc (the metapackage an environment asks for)",
+                  depends=[f"cuda-nvcc_{platform} =={runtime_version}"])] if platform == "linux-64" else [])
+
+
 def cuda_standins(work: Path, platform: str, cuda: str) -> list[Standin]:
     arch = WHEEL_ARCH[platform]
     target = f"targets/{CUDA_TARGET[platform]}"
@@ -318,8 +546,6 @@ def cuda_standins(work: Path, platform: str, cuda: str) -> list[Standin]:
         runtime = wheel(f"nvidia-cuda-runtime-cu12=={cuda}.*", arch)
         crt = wheel(f"nvidia-cuda-nvcc-cu12=={cuda}.*", arch)
         runtime_root, crt_root, soname = "nvidia/cuda_runtime/", "nvidia/cuda_nvcc/include/crt/", "libcudart.so.12"
-    version = wheel_version(runtime)
-    crt_version = wheel_version(crt)
     base = work / f"cuda-{platform}-{cuda}"
     shutil.rmtree(base, ignore_errors=True)
     d_rt, d_rt_arch, d_dev, d_crt = (base / n for n in ("cudart_noarch", "cudart", "cudart_dev", "crt"))
@@ -328,41 +554,84 @@ def cuda_standins(work: Path, platform: str, cuda: str) -> list[Standin]:
     unzip(runtime, runtime_root + "include/", d_dev / target / "include")
     link(d_dev / target / "lib" / "libcudart.so", soname)
     unzip(crt, crt_root, d_crt / target / "include" / "crt")
-    nxt = f"{major}.{int(cuda.split('.')[1]) + 1}"
-    pin = f"cuda-version >={cuda},<{int(major) + 1}"
-    note = "NVIDIA's pip wheels of the same release"
-    return [
-        Standin("cuda-version", cuda, "noarch", "cuda-version (empty, like the real metapackage)",
-                constrains=[f"__cuda >={major}"], build_string=f"h{major}_3"),
-        Standin(f"cuda-cudart_{platform}", version, "noarch", f"cuda-cudart_{platform}: {note}",
-                files=d_rt, depends=[f"cuda-version >={cuda},<{nxt}"]),
-        Standin("cuda-cudart", version, platform, f"cuda-cudart: {note}", files=d_rt_arch,
-                depends=[f"cuda-cudart_{platform} =={version}", f"cuda-version >={cuda},<{nxt}"]),
-        Standin(f"cuda-cudart-dev_{platform}", version, "noarch", f"cuda-cudart-dev_{platform}: {note}",
-                files=d_dev, depends=[f"cuda-cudart_{platform} =={version}", f"cuda-crt-dev_{platform}"]),
-        Standin("cuda-cudart-dev", version, platform, "cuda-cudart-dev (empty, depends on the files)",
-                depends=[f"cuda-cudart =={version}", f"cuda-cudart-dev_{platform} =={version}",
-                         f"cuda-version >={cuda},<{nxt}"],
-                run_exports={"weak": [f"cuda-cudart >={version},<{int(major) + 1}.0a0"]}),
-        Standin(f"cuda-crt-dev_{platform}", crt_version, "noarch", f"cuda-crt-dev_{platform}: {note}",
-                files=d_crt, depends=[f"cuda-version >={cuda},<{nxt}"]),
-        Standin(f"cuda-nvcc_{platform}", version, "linux-64",
-                f"cuda-nvcc_{platform}: empty, with the real run_exports", run_exports={"strong": [pin]}),
-    ] + ([Standin("cuda-nvcc", version, "linux-64", "cuda-nvcc (the metapackage an environment asks for)",
-                  depends=[f"cuda-nvcc_{platform} =={version}"])] if platform == "linux-64" else [])
+    files = {f"cuda-cudart_{platform}": d_rt, "cuda-cudart": d_rt_arch, f"cuda-cudart-dev_{platform}": d_dev,
+             f"cuda-crt-dev_{platform}": d_crt}
+    out = cuda_meta(platform, cuda, wheel_version(runtime), wheel_version(crt))
+    for s in out:
+        s.files = files.get(s.name)
+    return out
 
 
-def tensorrt_standins(work: Path, platform: str, cudas: list[str]) -> list[Standin]:
+def headers_version(include: Path = TENSORRT_HEADERS) -> str:
+    """The TensorRT version of the headers in `include` (NvInferVersion.h)."""
+    text = (include / "NvInferVersion.h").read_text()
+    parts = [re.search(rf"#define TRT_{p}_ENTERPRISE (\d+)", text) for p in ("MAJOR", "MINOR", "PATCH", "BUILD")]
+    if not all(parts):
+        raise SystemExit(f"standins: no TensorRT version in {include / 'NvInferVersion.h'}")
+    return ".".join(m.group(1) for m in parts if m)
+
+
+def tensorrt_builds(platform: str, cudas: list[str]) -> list[Published]:
+    """Every libnvinfer build the snapshot lists for `platform` that a job with one of `cudas` can install."""
+    builds = {(b.version, b.cuda): b for cuda in cudas for b in published("libnvinfer", platform, cuda)}
+    return sorted(builds.values(), key=lambda b: (_version(b.version), _version(b.cuda or "0")))
+
+
+def tensorrt_meta(platform: str, cudas: list[str], headers: str) -> list[Standin]:
+    """libnvinfer and its family for `platform`: one stand-in per version and CUDA build the
+    snapshot lists for the jobs' CUDA versions `cudas`; `headers`: the version of the header files."""
+    out: list[Standin] = []
+    for b in tensorrt_builds(platform, cudas):
+        v, number = b.version, b.build_number or 0
+        assert b.cuda is not None
+        bs = f"cuda{b.cuda.replace('.', '')}_standin_{number}"
+        # pin_compatible("cuda-version", lower_bound="x", upper_bound="x"), as conda-forge's.
+        cuda_major = int(b.cuda.split(".")[0])
+        cuda_pin = f"cuda-version >={cuda_major},<{cuda_major + 1}"
+        lean = f"the lean runtime of tensorrt-lean-cu13-libs {v} (CUDA 13) as libnvinfer.so.11, builder entry " \
+            f"points stubbed, in the CUDA {b.cuda} build"
+
+        def exact(name: str, v: str = v, bs: str = bs) -> str:
+            return f"{name} =={v} {bs}"
+
+        def snap(name: str, summary: str, v: str = v, bs: str = bs, number: int = number, **kw) -> Standin:
+            return Standin(name, v, platform, summary, build_string=bs, build_number=number,
+                           run_exports=snapshot_run_exports(name, v), **kw)
+        if not any(s.name == "libnvinfer-headers" and s.version == v for s in out):
+            summary = f"libnvinfer-headers: the public TensorRT {headers} headers"
+            if headers != v:
+                summary += f" (files of {headers}; conda-forge publishes {v})"
+            out.append(Standin("libnvinfer-headers", v, "noarch", summary, build_string=f"standin_{number}",
+                               build_number=number, run_exports=snapshot_run_exports("libnvinfer-headers", v)))
+        out += [
+            snap("libnvinfer", f"libnvinfer: {lean}", depends=[cuda_pin, "cuda-cudart"]),
+            snap("libnvinfer-devel", "libnvinfer-devel: the lib/libnvinfer.so link",
+                 depends=[exact("libnvinfer"), f"libnvinfer-headers =={v}",
+                          f"cuda-cudart-dev_{platform}", f"cuda-crt-dev_{platform}"]),
+        ]
+        for pkg in ("libnvinfer-plugin", "libnvonnxparser"):
+            out += [
+                snap(pkg, f"{pkg}: a stub library with the entry points the Python bindings import",
+                     depends=[exact("libnvinfer"), cuda_pin]),
+                snap(f"{pkg}-devel", f"{pkg}-devel: the unversioned link",
+                     depends=[exact(pkg), f"libnvinfer-headers =={v}"]),
+            ]
+    return out
+
+
+def tensorrt_files(work: Path, platform: str, version: str) -> Path:
+    """The files of the libnvinfer family stand-ins of `version`: one folder per package."""
     arch = WHEEL_ARCH[platform]
-    lean = wheel(f"tensorrt-lean-cu13-libs=={TENSORRT_VERSION}", arch)
-    base = work / f"tensorrt-{platform}"
+    lean = wheel(f"tensorrt-lean-cu13-libs=={version}", arch)
+    base = work / f"tensorrt-{platform}-{version}"
     shutil.rmtree(base, ignore_errors=True)
     lib = base / "libnvinfer" / "lib"
     lib.mkdir(parents=True)
     unzip(lean, "tensorrt_lean_libs/libnvinfer_lean.so.11", base / "lean.so")
     compile_stub("libnvinfer_standin_builder.so", STUBS["libnvinfer_standin_builder.so"],
                  lib / "libnvinfer_standin_builder.so", platform)
-    real = lib / f"libnvinfer.so.{TENSORRT_VERSION.rsplit('.', 1)[0]}"
+    short = version.rsplit(".", 1)[0]
+    real = lib / f"libnvinfer.so.{short}"
     shutil.copy2(base / "lean.so", real)
     (base / "lean.so").unlink()
     # Two runs: patchelf 0.14 mixes up the strings when given both at once.
@@ -372,7 +641,7 @@ def tensorrt_standins(work: Path, platform: str, cudas: list[str]) -> list[Stand
     for pkg, soname in (("libnvinfer-plugin", "libnvinfer_plugin.so.11"), ("libnvonnxparser", "libnvonnxparser.so.11")):
         plib = base / pkg / "lib"
         plib.mkdir(parents=True)
-        full = plib / soname.replace(".so.11", f".so.{TENSORRT_VERSION.rsplit('.', 1)[0]}")
+        full = plib / soname.replace(".so.11", f".so.{short}")
         compile_stub(soname, STUBS[soname], full, platform)
         # The real ones need libnvinfer too.
         run(["patchelf", "--add-needed", "libnvinfer.so.11", str(full)])
@@ -380,32 +649,23 @@ def tensorrt_standins(work: Path, platform: str, cudas: list[str]) -> list[Stand
         dev = base / f"{pkg}-devel" / "lib"
         link(dev / soname.replace(".so.11", ".so"), soname)
     link(base / "libnvinfer-devel" / "lib" / "libnvinfer.so", "libnvinfer.so.11")
-    lean_note = "the lean runtime of tensorrt-lean-cu13-libs as libnvinfer.so.11, builder entry points stubbed"
-    # One build for every CUDA version here (conda-forge builds one per CUDA
-    # major; the lean library links no CUDA library, so its files are the same).
-    bs = "h0_0"
-    majors = sorted({int(c.split(".")[0]) for c in cudas})
-    cuda_pin = f"cuda-version >={min(cudas)},<{majors[-1] + 1}"
-    exact = lambda n: f"{n} =={TENSORRT_VERSION} {bs}"  # noqa: E731
-    out = [
-        Standin("libnvinfer", TENSORRT_VERSION, platform, f"libnvinfer: {lean_note}",
-                files=base / "libnvinfer", build_string=bs, depends=[cuda_pin, "cuda-cudart"]),
-        Standin("libnvinfer-devel", TENSORRT_VERSION, platform, "libnvinfer-devel: the lib/libnvinfer.so link",
-                files=base / "libnvinfer-devel", build_string=bs,
-                depends=[exact("libnvinfer"), f"libnvinfer-headers =={TENSORRT_VERSION}",
-                         f"cuda-cudart-dev_{platform}", f"cuda-crt-dev_{platform}"],
-                run_exports={"weak": [f"libnvinfer >={TENSORRT_VERSION},<12.0a0"]}),
-    ]
-    for pkg in ("libnvinfer-plugin", "libnvonnxparser"):
-        out += [
-            Standin(pkg, TENSORRT_VERSION, platform,
-                    f"{pkg}: a stub library with the entry points the Python bindings import",
-                    files=base / pkg, build_string=bs, depends=[exact("libnvinfer"), cuda_pin]),
-            Standin(f"{pkg}-devel", TENSORRT_VERSION, platform, f"{pkg}-devel: the unversioned link",
-                    files=base / f"{pkg}-devel", build_string=bs,
-                    depends=[exact(pkg), f"libnvinfer-headers =={TENSORRT_VERSION}"],
-                    run_exports={"weak": [f"{pkg} >={TENSORRT_VERSION},<12.0a0"]}),
-        ]
+    return base
+
+
+def tensorrt_standins(work: Path, platform: str, cudas: list[str]) -> list[Standin]:
+    if not (TENSORRT_HEADERS / "NvInferRuntime.h").exists():
+        raise SystemExit(f"standins: no TensorRT 11.1 headers at {TENSORRT_HEADERS}: put the public headers "
+                         "in shared/sdk/tensorrt-11.1 beside the checkout (or a folder above it), or set TensorRT_ROOT")
+    out = tensorrt_meta(platform, cudas, headers_version())
+    bases = {v: tensorrt_files(work, platform, v) for v in sorted({s.version for s in out})}
+    for s in out:
+        if s.name == "libnvinfer-headers":
+            h = work / f"libnvinfer-headers-{s.version}"
+            shutil.rmtree(h, ignore_errors=True)
+            copy(TENSORRT_HEADERS, h / "include")
+            s.files = h
+        else:
+            s.files = bases[s.version] / s.name
     return out
 
 
@@ -561,10 +821,17 @@ def python_standins(work: Path, platform: str) -> list[Standin]:
           "site-packages of the stand-in python\n")
     link(root / "bin" / "python", f"python{short}")
     link(root / "bin" / "python3", f"python{short}")
+    return python_meta(platform, version, summary, root)
+
+
+def python_meta(platform: str, version: str, summary: str = "python", files: Path | None = None) -> list[Standin]:
+    """python (the CPython `version` of the files: in a series the snapshot lists) and the
+    metapackages of conda-forge's python-feedstock around it."""
+    short = ".".join(version.split(".")[:2])
     abi = "cp" + short.replace(".", "")
     return [
-        Standin("python", version, platform, summary, files=root, build_string="h0_0_cpython",
-                run_exports={"weak": [f"python_abi {short}.* *_{abi}"]}),
+        snapshot_standin("python", platform, platform, None, version, summary, within=f"{short}.*", files=files,
+                         build_string="h0_0_cpython"),
         Standin("python_abi", short, platform, "python_abi", build_string=f"8_{abi}"),
         # conda-forge's python-feedstock metapackages (noarch there; per
         # platform here, as the two stand-in interpreters differ): the CPython
@@ -580,12 +847,14 @@ def python_abi3_standins() -> list[Standin]:
     """python-abi3 (python-abi3-feedstock): what an abi3 extension's host names;
     its run_exports put `cpython >=X.Y` and `_python_abi3_support` in the run
     requirements in place of python_abi."""
-    out = [Standin("_python_abi3_support", "1.0", "noarch", "_python_abi3_support: metapackage",
-                   build_string="hd8ed1ab_2", depends=["cpython", "python-gil"])]
-    for short in ("3.10", "3.11"):
-        out.append(Standin("python-abi3", short, "noarch", "python-abi3: metapackage", build_string="hd8ed1ab_3",
-                           depends=[f"python {short}.*", "_python_abi3_support"],
-                           run_exports={"weak": ["_python_abi3_support 1.*", f"cpython >={short}"]}))
+    out = [snapshot_standin("_python_abi3_support", "noarch", "linux-64", None, None,
+                            "_python_abi3_support: metapackage", build_string="hd8ed1ab_2",
+                            depends=["cpython", "python-gil"])]
+    # Every python-abi3 conda-forge publishes (the solver takes the one python_min asks for).
+    for build in listed("python-abi3", "linux-64"):
+        out.append(snapshot_standin("python-abi3", "noarch", "linux-64", None, None, "python-abi3: metapackage",
+                                    within=f"=={build.version}", build_string="hd8ed1ab_3",
+                                    depends=[f"python {build.version}.*", "_python_abi3_support"]))
     return out
 
 
@@ -623,15 +892,24 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
             "filelock": "filelock"}
     if platform == "linux-64":
         for conda_name, pypi_name in pure.items():
-            whl = pure_wheel(pypi_name)
+            # The version conda-forge publishes, where the snapshot lists the package.
+            spec = pypi_name
+            if snapshot_entry(conda_name) is not None:
+                spec = f"{pypi_name}=={newest(conda_name, platform, None).version}"
+            whl = pure_wheel(spec)
             d = work / "pure" / conda_name
             shutil.rmtree(d, ignore_errors=True)
             run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
                  str(d / "site-packages"), str(whl)], stderr=subprocess.DEVNULL)
             shutil.rmtree(d / "site-packages" / "bin", ignore_errors=True)
             write_entry_points(d, ENTRY_POINTS.get(conda_name, {}))
-            out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
-                               files=d, depends=["python", *PURE_DEPENDS.get(conda_name, [])], noarch_python=True))
+            kwargs = dict(files=d, depends=["python", *PURE_DEPENDS.get(conda_name, [])], noarch_python=True)
+            if snapshot_entry(conda_name) is not None:
+                out.append(snapshot_standin(conda_name, "noarch", platform, None, wheel_version(whl),
+                                            f"{conda_name}: PyPI's {whl.name}", **kwargs))
+            else:
+                out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
+                                   **kwargs))
     binary = ["numpy"] + (["psutil", "pyyaml"] if platform == "linux-64" else [])
     for name in binary:
         installed = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
@@ -642,8 +920,12 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
         d = work / f"wheel-{platform}" / name
         shutil.rmtree(d, ignore_errors=True)
         unzip(whl, "", d / "lib" / "python3.11" / "site-packages")
-        out.append(Standin(name, wheel_version(whl), platform, f"{name}: PyPI's {whl.name}", files=d,
-                           depends=["python 3.11.*"]))
+        if snapshot_entry(name) is not None:
+            out.append(snapshot_standin(name, platform, platform, None, wheel_version(whl),
+                                        f"{name}: PyPI's {whl.name}", files=d, depends=["python 3.11.*"]))
+        else:
+            out.append(Standin(name, wheel_version(whl), platform, f"{name}: PyPI's {whl.name}", files=d,
+                               depends=["python 3.11.*"]))
     return out
 
 
@@ -708,8 +990,25 @@ print(json.dumps({"site": sysconfig.get_paths()["purelib"], "tops": sorted(files
 PIP_ONLY_TORCH_REQUIREMENTS = re.compile(r"^Requires-Dist: (cuda-toolkit|cuda-bindings|nvidia-\S+|triton)\b.*\n", re.M)
 
 
-def pytorch_standin(work: Path) -> list[Standin]:
-    """pytorch 2.13 (CUDA 13.0 build) for linux-64 CPython 3.11: PyPI's wheel, with the .venv's CUDA libraries."""
+def pytorch_meta(cuda: str, within: str | None, wheel_version: str) -> list[Standin]:
+    """pytorch for a linux-64 job with CUDA `cuda` and the recipe's pytorch variant `within`: the
+    newest CUDA build the snapshot lists for it, its files from PyPI's torch `wheel_version`."""
+    build = next((b for b in published("pytorch", "linux-64", cuda, within=within) if b.cuda is not None), None)
+    if build is None:
+        raise SystemExit(f"standins: conda-forge publishes no CUDA pytorch {within} for linux-64 CUDA {cuda} "
+                         f"(per {SNAPSHOT_FILE.relative_to(ROOT)})")
+    assert build.cuda is not None
+    number = build.build_number or 0
+    summary = f"pytorch: PyPI's torch {wheel_version} (CUDA 13.0, CPython 3.11), with this checkout's .venv CUDA wheels"
+    if wheel_version != build.version:
+        summary += f" (conda-forge publishes {build.version})"
+    return [Standin("pytorch", build.version, "linux-64", summary, build_number=number,
+                    build_string=f"cuda{build.cuda.replace('.', '')}_standin_py311_h0_{number}",
+                    depends=["python 3.11.*"], run_exports=snapshot_run_exports("pytorch", build.version))]
+
+
+def pytorch_standin(work: Path, cuda: str = "13.4", within: str | None = None) -> list[Standin]:
+    """pytorch (CUDA 13.0 build) for linux-64 CPython 3.11: PyPI's wheel, with the .venv's CUDA libraries."""
     url, sha256 = TORCH_WHEEL
     whl = pinned_download(url, sha256)
     version = wheel_version(whl)
@@ -733,11 +1032,9 @@ def pytorch_standin(work: Path) -> list[Standin]:
     d = work / "pytorch"
     shutil.rmtree(d, ignore_errors=True)
     write(d / "lib" / "python3.11" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
-    major, minor = version.split(".")[:2]
-    return [Standin("pytorch", version, "linux-64",
-                    f"pytorch: PyPI's {whl.name}, with this checkout's .venv CUDA wheels",
-                    files=d, build_string="cuda130_standin_py311_h0_200", depends=["python 3.11.*"],
-                    run_exports={"weak": [f"pytorch >={major}.{minor},<{major}.{int(minor) + 1}.0a0"]})]
+    out = pytorch_meta(cuda, within, version)
+    out[0].files = d
+    return out
 
 
 def torch_build_standins(work: Path) -> list[Standin]:
@@ -827,16 +1124,8 @@ def other_standins(work: Path, platforms: list[str]) -> list[Standin]:
     shutil.rmtree(d, ignore_errors=True)
     copy(Path("/usr/include/nlohmann"), d / "include" / "nlohmann")
     copy(Path("/usr/share/cmake/nlohmann_json"), d / "share" / "cmake" / "nlohmann_json")
-    out.append(Standin("nlohmann_json", "3.11.2", "noarch", "nlohmann_json: Debian's headers and CMake package",
-                       files=d))
-    h = work / "libnvinfer-headers"
-    shutil.rmtree(h, ignore_errors=True)
-    if not (TENSORRT_HEADERS / "NvInferRuntime.h").exists():
-        raise SystemExit(f"standins: no TensorRT 11.1 headers at {TENSORRT_HEADERS}: put the public headers "
-                         "in shared/sdk/tensorrt-11.1 beside the checkout (or a folder above it), or set TensorRT_ROOT")
-    copy(TENSORRT_HEADERS, h / "include")
-    out.append(Standin("libnvinfer-headers", TENSORRT_VERSION, "noarch",
-                       "libnvinfer-headers: the public TensorRT 11.1 headers", files=h))
+    out.append(snapshot_standin("nlohmann_json", "noarch", "linux-64", None, debian_version("nlohmann-json3-dev"),
+                                "nlohmann_json: Debian's headers and CMake package", files=d))
     for platform in platforms:
         g = work / f"gtest-{platform}"
         shutil.rmtree(g, ignore_errors=True)
@@ -849,17 +1138,26 @@ def other_standins(work: Path, platforms: list[str]) -> list[Standin]:
                 copy(a, g / "lib" / GNU_TRIPLE[platform] / a.name)
             copy(multiarch / "cmake" / "GTest", g / "lib" / GNU_TRIPLE[platform] / "cmake" / "GTest")
             summary = "gtest: Debian's static libraries and CMake package"
+            files_version: str | None = debian_version("libgtest-dev")
         else:
             write(g / "share" / "gtest-standin" / "README", "no GoogleTest for this platform here\n")
-            summary = "gtest: empty (the C++ tests are not built when cross-compiling)"
-        out.append(Standin("gtest", "1.12.1", platform, summary, files=g, build_string="h0_0"))
+            summary, files_version = "gtest: empty (the C++ tests are not built when cross-compiling)", None
+        out.append(snapshot_standin("gtest", platform, platform, None, files_version, summary, files=g,
+                                    build_string="h0_0"))
     return out
+
+
+def debian_version(package: str) -> str:
+    """The upstream version of an installed Debian package (3.11.2 of 3.11.2-2)."""
+    text = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True,
+                          check=True).stdout
+    return text.split(":")[-1].split("-")[0]
 
 
 # ---- building the channel ---------------------------------------------------------
 
 def _output(s: Standin) -> dict:
-    build: dict = {"number": 0, "dynamic_linking": {"binary_relocation": False},
+    build: dict = {"number": s.build_number, "dynamic_linking": {"binary_relocation": False},
                    "prefix_detection": {"ignore_binary_files": True}}
     if s.build_string:
         build["string"] = s.build_string
