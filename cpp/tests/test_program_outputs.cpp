@@ -121,11 +121,10 @@ class ProgramOutputs : public ::testing::Test {
     const auto* data = static_cast<const float*>(output.tensor->dl_tensor.data);
     return std::vector<float>(data, data + 8);
   }
-  OutputOptions with(Allocator& allocator, bool in_place) {
+  OutputOptions with(Allocator& allocator) {
     OutputOptions options;
     options.allocate = &Allocator::allocate;
     options.allocator_context = &allocator;
-    options.in_place = in_place;
     return options;
   }
   void TearDown() override { tte::release_outputs(outputs_.data(), outputs_.size()); }
@@ -184,7 +183,7 @@ TEST_F(ProgramOutputs, TheHostBufferIsBoundedAndItsRefusalKept) {
 TEST_F(ProgramOutputs, ACallersTensorIsWrittenInPlaceAndReturnedAsItIs) {
   load("add_one_unplanned_output.pte");
   Allocator allocator;
-  const OutputOptions options = with(allocator, /*in_place=*/true);
+  const OutputOptions options = with(allocator);
   run_add_one(options);
   ASSERT_EQ(allocator.made, 1);
   DLManagedTensorVersioned* given = state().caller_outputs[0];
@@ -196,19 +195,6 @@ TEST_F(ProgramOutputs, ACallersTensorIsWrittenInPlaceAndReturnedAsItIs) {
   EXPECT_EQ(values(outputs_[0]), x_plus_one_);
   EXPECT_EQ(allocator.made, 1) << "no second tensor, no copy";
   EXPECT_EQ(state().caller_outputs[0], nullptr);
-
-  // Not in place: the program's buffer for the run, a copy from the
-  // allocator afterwards.
-  tte::release_outputs(outputs_.data(), outputs_.size());
-  Allocator after;
-  const OutputOptions copy = with(after, /*in_place=*/false);
-  run_add_one(copy);
-  EXPECT_EQ(after.made, 0);
-  EXPECT_EQ(method_output_data(), state().output_buffers[0].host.data());
-  ASSERT_TRUE(collect(copy).ok());
-  EXPECT_EQ(after.made, 1);
-  EXPECT_NE(outputs_[0].tensor->dl_tensor.data, method_output_data());
-  EXPECT_EQ(values(outputs_[0]), x_plus_one_);
 }
 
 TEST_F(ProgramOutputs, AViewIsTheMethodsMemoryAndKeepsItsOwnerAlive) {
@@ -273,7 +259,7 @@ TEST_F(ProgramOutputs, TheAllocatorsAnswersAreChecked) {
   run_add_one(OutputOptions{});
   Allocator wrong;
   wrong.answer = Allocator::Answer::kWrongShape;
-  Status status = collect(with(wrong, false));
+  Status status = collect(with(wrong));
   EXPECT_EQ(status.code(), TTE_ERROR_INTERNAL);
   EXPECT_EQ(status.message(),
             "the output allocator gave output 0 a tensor that is not a compact "
@@ -282,13 +268,13 @@ TEST_F(ProgramOutputs, TheAllocatorsAnswersAreChecked) {
 
   Allocator failing;
   failing.answer = Allocator::Answer::kError;
-  status = collect(with(failing, false));
+  status = collect(with(failing));
   EXPECT_EQ(status.code(), TTE_ERROR_RUNTIME);
   EXPECT_EQ(status.message(), "allocating output 0 ([2, 4], float32) failed: pool exhausted");
 
   Allocator silent;
   silent.answer = Allocator::Answer::kNothing;
-  status = collect(with(silent, false));
+  status = collect(with(silent));
   EXPECT_EQ(status.code(), TTE_ERROR_HOST_OUT_OF_MEMORY) << "no tensor, no status: out of memory";
   EXPECT_EQ(outputs_[0].tag, TTE_VALUE_NONE);
 }
@@ -308,7 +294,7 @@ TEST_F(ProgramOutputs, AFailedOutputReleasesTheOnesBeforeIt) {
   ASSERT_EQ(method().execute(), et::Error::Ok);
   Allocator allocator;
   allocator.fail_after = 2;
-  const Status status = collect(with(allocator, false));
+  const Status status = collect(with(allocator));
   EXPECT_EQ(status.code(), TTE_ERROR_RUNTIME);
   EXPECT_TRUE(contains(status.message(), "allocating output 2 ([5], uint8) failed"))
       << status.message();

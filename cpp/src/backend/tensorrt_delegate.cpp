@@ -611,6 +611,9 @@ Status TensorRTDelegate::enqueue(const std::vector<Binding>& bindings, void* str
     status =
         graphs_->run(key, addresses, static_cast<cudaStream_t>(stream), enqueue_at, capturable);
   }
+  if (status.ok()) {
+    return status;
+  }
   return status.prefixed("engine provider '" + provider.name() + "': enqueue failed: ");
 }
 

@@ -7,7 +7,8 @@
 // libraries use it without linking the plugin.
 #pragma once
 
-#include <cstdio>
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -41,7 +42,11 @@ class Status {
 inline TteStatus to_c_status(const Status& status, TteError* error) {
   if (error != nullptr) {
     error->code = status.code();
-    std::snprintf(error->message, sizeof(error->message), "%s", status.message().c_str());
+    // Every successful call passes here: no formatting, only the terminator.
+    const std::string& message = status.message();
+    const size_t n = std::min(message.size(), sizeof(error->message) - 1);
+    std::memcpy(error->message, message.data(), n);
+    error->message[n] = '\0';
   }
   return status.code();
 }

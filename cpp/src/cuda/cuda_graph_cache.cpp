@@ -82,7 +82,7 @@ Status CudaGraphCache::launch(cudaGraphExec_t exec, cudaStream_t stream) {
 
 Status CudaGraphCache::run(const std::vector<int64_t>& shape_key,
                            const std::vector<void*>& addresses, cudaStream_t stream,
-                           const Enqueue& enqueue, const std::function<bool()>& capturable) {
+                           const Enqueue& enqueue, const Capturable& capturable) {
   auto it = entries_.begin();
   while (it != entries_.end() && it->key != shape_key) {
     ++it;
@@ -135,7 +135,7 @@ void CudaGraphCache::give_up(Entry& entry, const std::string& why) {
 
 cudaGraph_t CudaGraphCache::capture(Entry& entry, const std::vector<void*>& addresses,
                                     cudaStream_t stream, const Enqueue& enqueue,
-                                    const std::function<bool()>& capturable) {
+                                    const Capturable& capturable) {
   if (!capturable()) {
     entry.cannot_capture = true;
     release(entry);
@@ -170,7 +170,7 @@ cudaGraph_t CudaGraphCache::capture(Entry& entry, const std::vector<void*>& addr
 }
 
 void CudaGraphCache::capture_first(Entry& entry, cudaStream_t stream, const Enqueue& enqueue,
-                                   const std::function<bool()>& capturable) {
+                                   const Capturable& capturable) {
   // The warm-up must have finished: trtexec synchronizes between the two.
   const cudaError_t synced = calls_.synchronize(stream);
   if (synced != cudaSuccess) {
@@ -201,7 +201,7 @@ bool CudaGraphCache::instantiate(Entry& entry, cudaGraph_t graph) {
 
 Status CudaGraphCache::run_moved(Entry& entry, const std::vector<void*>& addresses,
                                  cudaStream_t stream, const Enqueue& enqueue,
-                                 const std::function<bool()>& capturable) {
+                                 const Capturable& capturable) {
   cudaGraph_t graph = capture(entry, addresses, stream, enqueue, capturable);
   if (graph == nullptr) {
     return run_plain(addresses, enqueue);

@@ -36,13 +36,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <list>
 #include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
+#include "common/function_ref.h"
 #include "common/status.h"
 
 namespace tte {
@@ -67,7 +67,9 @@ class CudaGraphCache {
  public:
   static constexpr size_t kDefaultCapacity = 8;
   // Runs the engine with every argument at `addresses` (one per argument).
-  using Enqueue = std::function<Status(const std::vector<void*>& addresses)>;
+  using Enqueue = FunctionRef<Status(const std::vector<void*>& addresses)>;
+  // Whether the engine can be captured now (asked before each capture).
+  using Capturable = FunctionRef<bool()>;
 
   explicit CudaGraphCache(size_t capacity = kDefaultCapacity,
                           const CudaGraphCalls& calls = CudaGraphCalls::cuda())
@@ -83,7 +85,7 @@ class CudaGraphCache {
   // moved (see above). Returns the provider's status, or why a graph launch
   // failed.
   Status run(const std::vector<int64_t>& shape_key, const std::vector<void*>& addresses,
-             cudaStream_t stream, const Enqueue& enqueue, const std::function<bool()>& capturable);
+             cudaStream_t stream, const Enqueue& enqueue, const Capturable& capturable);
 
   size_t num_graphs() const;
   // Launches of a captured graph so far, and how many of them first updated
@@ -103,18 +105,18 @@ class CudaGraphCache {
   // Captures `enqueue` at `addresses` (nothing runs); null, with the entry
   // marked cannot_capture, on refusal or failure.
   cudaGraph_t capture(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
-                      const Enqueue& enqueue, const std::function<bool()>& capturable);
+                      const Enqueue& enqueue, const Capturable& capturable);
   // Instantiates `graph` (destroyed either way) as the entry's executable
   // graph, replacing the one it had; false, with the entry given up, when
   // the runtime refuses.
   bool instantiate(Entry& entry, cudaGraph_t graph);
   // The first graph of a shape set, right after its plain warm-up enqueue.
   void capture_first(Entry& entry, cudaStream_t stream, const Enqueue& enqueue,
-                     const std::function<bool()>& capturable);
+                     const Capturable& capturable);
   // A call on addresses the graph does not hold: re-capture, update (or
   // instantiate anew), launch; plainly when no graph can be had.
   Status run_moved(Entry& entry, const std::vector<void*>& addresses, cudaStream_t stream,
-                   const Enqueue& enqueue, const std::function<bool()>& capturable);
+                   const Enqueue& enqueue, const Capturable& capturable);
   void give_up(Entry& entry, const std::string& why);
   void release(Entry& entry);
 

@@ -162,8 +162,18 @@ HostDeviceStager::~HostDeviceStager() {
   cudaGetLastError();
 }
 
-cudaError_t HostDeviceStager::prepare(int device) {
-  if (device_ != device) {
+size_t HostDeviceStager::chunk_bytes_for(size_t bytes) {
+  size_t chunk = kMinChunkBytes;
+  while (chunk < bytes && chunk < kChunkBytes) {
+    chunk *= 2;
+  }
+  return chunk;
+}
+
+cudaError_t HostDeviceStager::prepare(int device, size_t bytes, size_t* step) {
+  const size_t wanted = chunk_bytes_for(bytes);
+  if (device_ != device || chunks_[0].capacity() < wanted) {
+    // A chunk is replaced only after the DMA that last used it is done.
     for (cudaEvent_t& event : chunk_free_) {
       if (event != nullptr) {
         cudaEventSynchronize(event);
@@ -174,7 +184,7 @@ cudaError_t HostDeviceStager::prepare(int device) {
     device_ = device;
   }
   for (int i = 0; i < 2; ++i) {
-    cudaError_t status = chunks_[i].reserve(kChunkBytes);
+    cudaError_t status = chunks_[i].reserve(std::max(wanted, chunks_[i].capacity()));
     if (status != cudaSuccess) {
       return status;
     }
@@ -186,6 +196,7 @@ cudaError_t HostDeviceStager::prepare(int device) {
       }
     }
   }
+  *step = std::min(chunks_[0].capacity(), chunks_[1].capacity());
   return cudaSuccess;
 }
 
@@ -194,14 +205,15 @@ cudaError_t HostDeviceStager::host_to_device(void* dst, const void* src, size_t 
   if (bytes == 0) {
     return cudaSuccess;
   }
-  cudaError_t status = prepare(device);
+  size_t step = 0;
+  cudaError_t status = prepare(device, bytes, &step);
   if (status != cudaSuccess) {
     return status;
   }
   auto* out = static_cast<char*>(dst);
   const auto* in = static_cast<const char*>(src);
-  for (size_t offset = 0, chunk = 0; offset < bytes; offset += kChunkBytes, chunk ^= 1) {
-    const size_t n = std::min(kChunkBytes, bytes - offset);
+  for (size_t offset = 0, chunk = 0; offset < bytes; offset += step, chunk ^= 1) {
+    const size_t n = std::min(step, bytes - offset);
     // Wait until the DMA that last read this chunk (two chunks ago, or an
     // earlier tensor) has finished before overwriting it.
     status = cudaEventSynchronize(chunk_free_[chunk]);
@@ -226,16 +238,17 @@ cudaError_t HostDeviceStager::device_to_host(void* dst, const void* src, size_t 
   if (bytes == 0) {
     return cudaSuccess;
   }
-  cudaError_t status = prepare(device);
+  size_t step = 0;
+  cudaError_t status = prepare(device, bytes, &step);
   if (status != cudaSuccess) {
     return status;
   }
   auto* out = static_cast<char*>(dst);
   const auto* in = static_cast<const char*>(src);
-  const size_t num_chunks = (bytes + kChunkBytes - 1) / kChunkBytes;
+  const size_t num_chunks = (bytes + step - 1) / step;
   auto issue = [&](size_t index) {
-    const size_t offset = index * kChunkBytes;
-    const size_t n = std::min(kChunkBytes, bytes - offset);
+    const size_t offset = index * step;
+    const size_t n = std::min(step, bytes - offset);
     const size_t chunk = index % 2;
     cudaError_t s =
         cudaMemcpyAsync(chunks_[chunk].data(), in + offset, n, cudaMemcpyDeviceToHost, stream);
@@ -253,8 +266,8 @@ cudaError_t HostDeviceStager::device_to_host(void* dst, const void* src, size_t 
     const size_t chunk = index % 2;
     status = cudaEventSynchronize(chunk_free_[chunk]);
     if (status == cudaSuccess) {
-      const size_t offset = index * kChunkBytes;
-      std::memcpy(out + offset, chunks_[chunk].data(), std::min(kChunkBytes, bytes - offset));
+      const size_t offset = index * step;
+      std::memcpy(out + offset, chunks_[chunk].data(), std::min(step, bytes - offset));
     }
   }
   if (status != cudaSuccess) {

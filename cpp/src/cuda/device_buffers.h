@@ -39,7 +39,7 @@ class GrowOnlyBuffer {
   // is never NULL after a success); device memory on `device`, which must be
   // current. Old contents are not kept.
   cudaError_t reserve(size_t bytes, int device = -1) {
-    if (data_ != nullptr && bytes <= capacity_ && device == device_) {
+    if (fits(bytes, device)) {
       return cudaSuccess;
     }
     release();
@@ -55,6 +55,10 @@ class GrowOnlyBuffer {
   }
   void* data() const { return data_; }
   size_t capacity() const { return capacity_; }
+  // Whether reserve(bytes, device) would keep the memory it has.
+  bool fits(size_t bytes, int device = -1) const {
+    return data_ != nullptr && bytes <= capacity_ && device == device_;
+  }
 
  private:
   void release() {
@@ -128,10 +132,16 @@ struct DeviceOutputPool {
 // Copies between pageable host memory and device memory through two pinned
 // chunks, so the CPU's memcpy of one chunk overlaps the DMA of the other.
 // (A plain cudaMemcpyAsync from pageable memory is synchronous and goes
-// through the driver's own small bounce buffer.)
+// through the driver's own small bounce buffer.) The chunks grow with the
+// copies, from kMinChunkBytes to kChunkBytes: page-locking costs time in
+// proportion to the bytes, so a small tensor's first copy does not pay for
+// 8 MiB of chunks.
 class HostDeviceStager {
  public:
   static constexpr size_t kChunkBytes = size_t{4} << 20;
+  static constexpr size_t kMinChunkBytes = size_t{64} << 10;
+  // The chunk size a copy of `bytes` asks for: a power of two between the two.
+  static size_t chunk_bytes_for(size_t bytes);
 
   HostDeviceStager() = default;
   ~HostDeviceStager();
@@ -149,7 +159,9 @@ class HostDeviceStager {
                              int device);
 
  private:
-  cudaError_t prepare(int device);
+  // Chunks of at least chunk_bytes_for(bytes) on `device`; `step` is the
+  // bytes each holds.
+  cudaError_t prepare(int device, size_t bytes, size_t* step);
   PinnedHostBuffer chunks_[2];
   cudaEvent_t chunk_free_[2] = {nullptr, nullptr};
   int device_ = -1;

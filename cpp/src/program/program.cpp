@@ -51,8 +51,8 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
   std::shared_ptr<Program> program(new Program());
   // One pass over the options, read as TensorRTBackend reads its own (only
   // its backend id; the last value given wins): max_concurrent_runs is the
-  // program's, not the backend's, so it is taken out here; cuda_graphs
-  // decides outputs_in_place_. Other backends' options pass through as given.
+  // program's, not the backend's, so it is taken out here. Other backends'
+  // options pass through as given.
   std::vector<BackendOptionValue> backend_options;
   const BackendOptionValue* max_concurrent_runs = nullptr;
   for (BackendOptionValue& option : options.backend_options) {
@@ -61,11 +61,6 @@ Status Program::open(const ProgramSource& source, ProgramOptions options,
     } else if (option.key == kMaxConcurrentRunsOption) {
       max_concurrent_runs = &option;
     } else {
-      // A cuda_graphs value of the wrong type fails the load later, so it
-      // counts as on.
-      if (option.key == kCudaGraphsOption) {
-        program->outputs_in_place_ = !(option.type == TTE_OPTION_STRING || option.int_value != 0);
-      }
       backend_options.push_back(std::move(option));
     }
   }
@@ -446,7 +441,6 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
   output_options.stream = call.stream();
   output_options.allocate = options.allocate_output;
   output_options.allocator_context = options.allocator_context;
-  output_options.in_place = outputs_in_place_;
   output_options.max_planned_memory = options_.max_planned_memory;
   if (!options.copy_outputs) {
     output_options.keep_alive = shared_from_this();

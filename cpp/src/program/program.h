@@ -116,10 +116,6 @@ class Program : public std::enable_shared_from_this<Program> {
   // The load options again, for the extra instances' delegates.
   BackendOptionsMap backend_options_map_;
   ProgramOptions options_;
-  // Whether owned outputs may be written by the method straight into the
-  // caller's memory: not when a load option may turn CUDA graphs on, whose
-  // replay needs the same output addresses from call to call.
-  bool outputs_in_place_ = true;
   OpenedProgram opened_;
   std::map<std::string, std::unique_ptr<MethodState>> methods_;
 };

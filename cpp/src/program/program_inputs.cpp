@@ -45,21 +45,23 @@ struct InputContext {
   bool stream_used = false;
 };
 
+// `label()` names the input; called only for a message.
+template <typename Label>
 Status copy_async(void* dst, const void* src, size_t nbytes, InputContext& context,
-                  const std::string& label) {
+                  const Label& label) {
   if (nbytes == 0) {
     return Status::Ok();
   }
   if (cuda_device_count() == 0) {
     return Status(TTE_ERROR_NO_DEVICE,
-                  label + " needs a CUDA copy, but this process sees no CUDA device (" +
+                  label() + " needs a CUDA copy, but this process sees no CUDA device (" +
                       cuda_unavailable_reason() + ")");
   }
   const cudaError_t error = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault,
                                             static_cast<cudaStream_t>(context.call.stream()));
   if (error != cudaSuccess) {
     cudaGetLastError();
-    return Status(TTE_ERROR_RUNTIME, "copying " + label + " (" + std::to_string(nbytes) +
+    return Status(TTE_ERROR_RUNTIME, "copying " + label() + " (" + std::to_string(nbytes) +
                                          " bytes) failed: " + cuda_error_text(error));
   }
   context.stream_used = true;
@@ -220,7 +222,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
       return step.failed(error,
                          "resizing " + label() + " to " + format_dims(dims, rank) + " failed");
     }
-    return copy_async(target.mutable_data_ptr(), source, nbytes, context, label());
+    return copy_async(target.mutable_data_ptr(), source, nbytes, context, label);
   }
   if (!spec.on_device) {
     return share_or_copy(source,
@@ -236,11 +238,13 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   }
   // A host tensor for an input the program keeps on the device: stage it.
   DeviceBuffer& staging = context.state->input_staging[index];
-  Status status = reserve_on_device(staging, nbytes, spec.device, label());
-  if (!status.ok()) {
-    return status;
+  if (!staging.fits(nbytes, spec.device)) {
+    const Status reserved = reserve_on_device(staging, nbytes, spec.device, label());
+    if (!reserved.ok()) {
+      return reserved;
+    }
   }
-  status = copy_async(staging.data(), source, nbytes, context, label());
+  const Status status = copy_async(staging.data(), source, nbytes, context, label);
   if (!status.ok()) {
     return status;
   }

@@ -129,10 +129,11 @@ Status copy_output(const TensorOutput& out, void* dst, DLDevice dst_device, Queu
 }
 
 // A compact tensor of `shape`, `dtype` and `device` from `options.allocate`,
-// checked before anything is written to it; `label` names the output.
-Status allocate_caller_tensor(const std::string& label, const int64_t* shape, size_t rank,
-                              DLDataType dtype, DLDevice device, size_t nbytes,
-                              const OutputOptions& options, DLManagedTensorVersioned** result) {
+// checked before anything is written to it, for output `index`.
+Status allocate_caller_tensor(size_t index, const int64_t* shape, size_t rank, DLDataType dtype,
+                              DLDevice device, size_t nbytes, const OutputOptions& options,
+                              DLManagedTensorVersioned** result) {
+  auto label = [index] { return "output " + std::to_string(index); };
   DLTensor prototype{};
   prototype.device = device;
   prototype.ndim = static_cast<int32_t>(rank);
@@ -146,7 +147,7 @@ Status allocate_caller_tensor(const std::string& label, const int64_t* shape, si
     const TteStatus none =
         device.device_type == kDLCPU ? TTE_ERROR_HOST_OUT_OF_MEMORY : TTE_ERROR_OUT_OF_MEMORY;
     return from_c_status(code != TTE_OK ? code : none, error)
-        .prefixed("allocating " + label + " (" + format_dims(shape, rank) + ", " +
+        .prefixed("allocating " + label() + " (" + format_dims(shape, rank) + ", " +
                   dlpack_dtype_name(dtype) + ") failed: ");
   }
   const DLTensor& got = made->dl_tensor;
@@ -166,7 +167,7 @@ Status allocate_caller_tensor(const std::string& label, const int64_t* shape, si
     if (made->deleter != nullptr) {
       made->deleter(made);
     }
-    return Status(TTE_ERROR_INTERNAL, "the output allocator gave " + label +
+    return Status(TTE_ERROR_INTERNAL, "the output allocator gave " + label() +
                                           " a tensor that is not a compact " +
                                           format_dims(shape, rank) + " " +
                                           dlpack_dtype_name(dtype) + " on " + device_name(device));
@@ -200,8 +201,8 @@ Status caller_copy(const TensorOutput& out, const OutputOptions& options, Queued
                               ? DLDevice{kDLCUDA, out.device.device_id}
                               : out.device;
   DLManagedTensorVersioned* made = nullptr;
-  const Status allocated = allocate_caller_tensor(out.label(), shape, rank, out.dtype, device,
-                                                  out.nbytes, options, &made);
+  const Status allocated =
+      allocate_caller_tensor(out.index, shape, rank, out.dtype, device, out.nbytes, options, &made);
   if (!allocated.ok()) {
     return allocated;
   }
@@ -379,11 +380,22 @@ void plan_output_buffers(et::Method& method, MethodState& state) {
 
 namespace {
 
+// Names output `index` of a method in messages; the text is made only for
+// one.
+struct OutputName {
+  const et::MethodMeta& meta;
+  size_t index;
+  std::string text() const {
+    auto info = meta.output_tensor_meta(index);
+    return io_label(meta.name(), false, index, info.ok() ? std::string(info->name()) : "");
+  }
+};
+
 // Gives output `i` a tensor from the caller's allocator when its shape is
 // known before the run (static); `given` says whether it did.
 Status give_caller_buffer(CallContext& call, et::Method& method, MethodState& state,
                           const OutputOptions& options, size_t i, const Tensor& tensor,
-                          const std::string& label, bool* given) {
+                          const OutputName& name, bool* given) {
   *given = false;
   const size_t rank = tensor.dim();
   const std::optional<DLDataType> dtype = dlpack_from_scalar_type(tensor.scalar_type());
@@ -400,8 +412,8 @@ Status give_caller_buffer(CallContext& call, et::Method& method, MethodState& st
                               ? DLDevice{kDLCUDA, tensor.device_index()}
                               : DLDevice{kDLCPU, 0};
   DLManagedTensorVersioned* made = nullptr;
-  const Status allocated = allocate_caller_tensor("output " + std::to_string(i), shape, rank,
-                                                  *dtype, device, nbytes, options, &made);
+  const Status allocated =
+      allocate_caller_tensor(i, shape, rank, *dtype, device, nbytes, options, &made);
   if (!allocated.ok()) {
     return allocated;
   }
@@ -409,7 +421,7 @@ Status give_caller_buffer(CallContext& call, et::Method& method, MethodState& st
   const et::Error error = method.set_output_data_ptr(caller_data(*made), nbytes, i);
   if (error != et::Error::Ok) {
     delete_caller_tensor(made);
-    return step.failed(error, "giving " + label + " its buffer failed");
+    return step.failed(error, "giving " + name.text() + " its buffer failed");
   }
   state.caller_outputs[i] = made;
   *given = true;
@@ -451,18 +463,18 @@ void release_caller_outputs(MethodState& state) {
 Status give_output_buffers(CallContext& call, et::Method& method, MethodState& state,
                            const OutputOptions& options) {
   const et::MethodMeta meta = method.method_meta();
-  const bool to_caller = options.copy && options.in_place && options.allocate != nullptr;
+  const bool to_caller = options.copy && options.allocate != nullptr;
   for (size_t i = 0; i < state.output_needs_buffer.size(); ++i) {
     if (!state.output_needs_buffer[i]) {
       continue;
     }
     auto info = meta.output_tensor_meta(i);
     const Tensor tensor = method.get_output(i).toTensor();
-    const std::string label = io_label(meta.name(), false, i, std::string(info->name()));
+    const OutputName name{meta, i};
     if (to_caller) {
       bool given = false;
       const Status status =
-          give_caller_buffer(call, method, state, options, i, tensor, label, &given);
+          give_caller_buffer(call, method, state, options, i, tensor, name, &given);
       if (!status.ok()) {
         release_caller_outputs(state);
         return status;
@@ -476,11 +488,13 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
     void* data = nullptr;
     size_t capacity = 0;
     if (tensor.device_type() == DeviceType::CUDA) {
-      const Status reserved =
-          reserve_on_device(buffer.device, nbytes, tensor.device_index(), label);
-      if (!reserved.ok()) {
-        release_caller_outputs(state);
-        return reserved;
+      if (!buffer.device.fits(nbytes, tensor.device_index())) {
+        const Status reserved =
+            reserve_on_device(buffer.device, nbytes, tensor.device_index(), name.text());
+        if (!reserved.ok()) {
+          release_caller_outputs(state);
+          return reserved;
+        }
       }
       data = buffer.device.data();
       capacity = buffer.device.capacity();
@@ -488,7 +502,7 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
       if (buffer.host_refused.ok() &&
           (buffer.host.data() == nullptr || buffer.host.capacity() < nbytes)) {
         buffer.host_refused =
-            reserve_output_on_host(buffer.host, nbytes, label, options.max_planned_memory);
+            reserve_output_on_host(buffer.host, nbytes, name.text(), options.max_planned_memory);
       }
       if (!buffer.host_refused.ok()) {
         release_caller_outputs(state);
@@ -501,7 +515,7 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
     const et::Error error = method.set_output_data_ptr(data, capacity, i);
     if (error != et::Error::Ok) {
       release_caller_outputs(state);
-      return step.failed(error, "giving " + label + " its buffer failed");
+      return step.failed(error, "giving " + name.text() + " its buffer failed");
     }
   }
   return Status::Ok();

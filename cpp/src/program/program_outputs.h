@@ -25,9 +25,6 @@ struct OutputOptions {
   void* stream = nullptr;                 // a cudaStream_t for device copies (NULL: legacy default)
   TteOutputAllocator allocate = nullptr;  // owned outputs' memory, when set
   void* allocator_context = nullptr;
-  // Whether `allocate` may give outputs their memory before the run
-  // (give_output_buffers), for the method to write into.
-  bool in_place = false;
   // What a view holds on to: the owner of the method's memory.
   std::shared_ptr<const void> keep_alive;
   // Bound on a host buffer for an unplanned output, as on planned memory
@@ -36,7 +33,7 @@ struct OutputOptions {
 };
 
 // Gives those outputs their memory before an execute: for an owned run with
-// a caller's allocator and `options.in_place`, an output whose shape is static gets a tensor from
+// a caller's allocator, an output whose shape is static gets a tensor from
 // that allocator, which the method writes straight into (no copy, no wait for
 // one); any other gets the program's (grow-only) buffer. On failure no
 // caller tensor is left held.
