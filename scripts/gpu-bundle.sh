@@ -119,6 +119,8 @@ for t in test_backend_gpu test_program_gpu test_cuda_test_provider test_shared_e
   strip -o "$out/bin/$t" "$build/tests/$t"
 done
 cp build/wheel/bench/tte-cuda-baselines "$out/bin/"
+# bench/cuda_call_counts.py preloads it (gpu-check.sh).
+gcc -O2 -shared -fPIC -o "$out/bin/libcuda_call_counter.so" bench/cuda_call_counter.c -ldl
 $py tests/fixtures/make_cpp_fixtures.py "$out/cpp-fixtures" >/dev/null
 $py tests/gpu/make_gpu_programs.py "$out/programs" >/dev/null
 # The load-memory program (64 MiB of engine, mostly padding): gzipped, since

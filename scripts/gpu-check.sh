@@ -199,5 +199,14 @@ $py "$root/bench/bench_gpu.py" --programs "$bundle/programs" --providers "$bundl
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 took "benchmarks"
 
+# Which CUDA calls a run makes (a diagnostic: the counting costs time).
+echo "[gpu-check] CUDA calls per run"
+counter="$bundle/bin/libcuda_call_counter.so"
+LD_PRELOAD="$counter" CUDA_CALL_COUNTER="$counter" $py "$root/bench/cuda_call_counts.py" \
+  --programs "$bundle/programs" --providers "$bundle/providers" \
+  --load-memory-program "$large/large.pte" 2>&1 | tee "$out/cuda-calls.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+took "CUDA calls per run"
+
 echo "[gpu-check] done, status $status"
 exit $status
