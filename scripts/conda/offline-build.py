@@ -9,9 +9,11 @@ numbers and run_exports come from that snapshot of what conda-forge publishes,
 every build it lists for a job in the channel, and the log says per job what
 it lists and what the recipe's requirements take. For each target,
 `rattler-build build` (py-rattler-build's CLI entry, with recipe/variants.yaml
-narrowed to one CUDA version and CPython 3.11, the interpreter the stand-ins
-have) builds every output the recipe yields, with the recipe's staging,
-rattler-build's relinking and link checks, and runs each output's tests:
+narrowed to one CUDA version, the per-CPython outputs to CPython 3.11, the
+pytorch stand-in's, and python_min kept at the recipe's 3.10 on linux-64 and
+narrowed to 3.11 on linux-aarch64, whose one stand-in CPython that is) builds
+every output the recipe yields, with the recipe's staging, rattler-build's
+relinking and link checks, and runs each output's tests:
   linux-64       CUDA 12.9 and 13.4, tests native;
   linux-aarch64  CUDA 13.4 sbsa, cross-compiled on linux-64 with Debian's
                  aarch64 toolchain behind conda-style compiler stand-ins; the
@@ -26,6 +28,19 @@ to the source archive in shared/sources beside the checkout (no machine here
 reaches GitHub) and says so. The other jobs build no torch-tensorrt (no
 pytorch stand-in for CUDA 12.9 or linux-aarch64) but build and test the
 tensorrt output it needs (CUDA 12 bindings on linux-64 12.9).
+libexecutorch and libexecutorch-devel are built in each platform's CUDA 13.4
+job only; the CUDA 12.9 job's plugin takes them from the output channel (that
+job's upload), so the CUDA 13.4 job runs first. After each job the log names,
+per package, the libnvinfer and cuda-version builds its host took (the build
+fails on a host package of another CUDA version) and where its host took
+libexecutorch-devel from; at the end, the jobs that built libexecutorch (one
+per platform, else the build fails). The python stand-ins are linux-64's
+CPython 3.10 (python_min), 3.11 and the newest the recipe builds for that
+conda-forge publishes and this machine has (3.13 here), and linux-aarch64's
+Debian 3.11; each logs its runs, and after each job the log says under which
+CPython each package's python test imported and its python scripts ran (the
+build fails when a python test did not run under each CPython its
+python_version names, "*" meaning the newest stand-in).
 The plugin outputs' source is this project's release archive (url and sha256
 in the recipe): this build packs the checkout the same way, with
 scripts/conda/release-archive.py (`git archive` of HEAD, or the files git
@@ -70,7 +85,8 @@ WORK = ROOT / "build" / "conda-offline"
 STANDINS = WORK / "standins"
 OUTPUT = WORK / "output"
 # linux-64 CUDA 13.4 first: its job builds the linux-64 Python package the
-# CUDA 12.9 install uses, as on conda-forge.
+# CUDA 12.9 install uses and libexecutorch(-devel), which the CUDA 12.9 job's
+# plugin builds against (from the output channel), as on conda-forge.
 TARGETS = ["linux-64:13.4", "linux-64:12.9", "linux-aarch64:13.4"]
 # The job torch-tensorrt is built and tested in: the one the pytorch stand-in
 # (PyPI's torch 2.13 wheel, CPython 3.11, CUDA 13) matches.
@@ -80,15 +96,22 @@ QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
 ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
 # The abi3 baseline the recipe claims for the compiled binding (recipe/variants.yaml's python_min,
-# conda-forge's): the offline build narrows python_min to its one stand-in CPython, the audit does not.
+# conda-forge's): linux-64 builds with it; linux-aarch64 narrows python_min to its one stand-in
+# CPython (3.11), the audit does not.
 RECIPE_PYTHON_MIN = re.search(r'^python_min: \["([0-9.]+)"\]$', (ROOT / "recipe" / "variants.yaml").read_text(),
                               re.M).group(1)
+# The CPython series recipe/variants.yaml builds for (3.10 to 3.14).
+RECIPE_PYTHONS = re.findall(r'^  - (\d+\.\d+)\.\* ', (ROOT / "recipe" / "variants.yaml").read_text(), re.M)
+# Every run of a stand-in interpreter is logged here (standins.RUNS_HOOK): which CPython each test ran.
+PYTHON_RUNS = WORK / "python-runs.log"
 # The pytorch minor recipe/variants.yaml builds torch-tensorrt against.
 RECIPE_PYTORCH = re.search(r'^pytorch: \["([0-9.]+)"\]$', (ROOT / "recipe" / "variants.yaml").read_text(),
                            re.M).group(1)
 
 try:
     import rattler
+    import yaml
+    from rattler.package_streaming import PackageArchive
     from rattler_build import JinjaConfig, PlatformConfig, VariantConfig
 except ImportError:
     # Any interpreter can start this script; it continues in .venv-conda.
@@ -123,6 +146,25 @@ def recipe_requirements(cuda: str) -> dict[str, str]:
             f">={context['tensorrt_min']},<{context['tensorrt_max']}", "python": PYTHON_VARIANT.split()[0]}
 
 
+def stand_in_pythons(platform: str) -> list[str]:
+    """The CPython series the stand-ins have. linux-64: the recipe's python_min, 3.11 (the builds':
+    the pytorch stand-in's and the tensorrt bindings built here) and the newest series the recipe
+    builds for that conda-forge publishes (per the snapshot) and this machine has an interpreter of.
+    linux-aarch64: Debian's arm64 3.11, the one arm64 interpreter here."""
+    build = PYTHON_VARIANT.split(".*")[0]
+    if platform != "linux-64":
+        return [build]
+    published = {b.series for b in standins.published("python", platform, None)}
+    newest = next((v for v in reversed(RECIPE_PYTHONS)
+                   if f"{v}.*" in published and standins.find_python(v) is not None), build)
+    return sorted({RECIPE_PYTHON_MIN, build, newest}, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def python_min(platform: str) -> str:
+    """python_min of the builds: the recipe's where the stand-ins have that CPython."""
+    return RECIPE_PYTHON_MIN if RECIPE_PYTHON_MIN in stand_in_pythons(platform) else stand_in_pythons(platform)[0]
+
+
 def make_standins(targets: list[tuple[str, str]]) -> None:
     """The stand-in channel: names, versions, build numbers and run_exports of the packages
     tests/fixtures/conda-forge-snapshot.json lists come from it (standins.check)."""
@@ -146,12 +188,16 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
         items += standins.tensorrt_standins(work, platform, cudas)
         items += standins.compiler_standins(work, platform, ["14.2.0", "15.1.0"], ccache=WORK / "ccache")
         items += standins.runtime_standins(work, platform)
-        items += standins.python_standins(work, platform)
-        items += standins.python_package_standins(work, platform)
+        pythons = stand_in_pythons(platform)
+        log(f"{platform}: CPython stand-ins {', '.join(pythons)}")
+        items += standins.python_standins(work, platform, pythons, runs_log=PYTHON_RUNS)
+        items += standins.python_package_standins(work, platform, pythons)
         if platform != "linux-64":
             items.append(standins.cross_python_standin(work, platform))
     if "linux-64" not in platforms:
-        items += standins.python_standins(work, "linux-64") + standins.python_package_standins(work, "linux-64")
+        pythons = stand_in_pythons("linux-64")
+        items += standins.python_standins(work, "linux-64", pythons, runs_log=PYTHON_RUNS)
+        items += standins.python_package_standins(work, "linux-64", pythons)
     items += standins.python_abi3_standins()
     if TORCH_TENSORRT_TARGET in targets:
         items += standins.pytorch_standin(work, TORCH_TENSORRT_TARGET[1], f"{RECIPE_PYTORCH}.*")
@@ -294,10 +340,11 @@ def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str
     # CUDA version picks the aarch64 job: 13.4 is sbsa's, 12.9 tegra's.
     present = set(variants.keys())
     narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0] if key in present}
-    # CPython 3.11 is the one interpreter a stand-in exists for (also for the
-    # noarch package's python_min tests).
+    # The per-CPython outputs are built for 3.11 only (the pytorch stand-in's
+    # CPython); python_min is the recipe's where a stand-in of it exists
+    # (linux-64), else 3.11 (linux-aarch64).
     narrowed["python"] = [PYTHON_VARIANT]
-    narrowed["python_min"] = ["3.11"]
+    narrowed["python_min"] = [python_min(platform)]
     if (platform, cuda) != TORCH_TENSORRT_TARGET:
         # The one pytorch stand-in is PyPI's linux-64 CUDA 13 torch wheel:
         # torch-tensorrt is skipped in the other jobs (pytorch "0" matches no
@@ -347,18 +394,124 @@ def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log
         raise SystemExit(f"offline-build: rattler-build failed for {platform} (log: {log_path})")
 
 
-def built_packages() -> set[Path]:
-    return {p for p in OUTPUT.glob("*/*.conda") if p.parent.name != "broken"}
+def built_packages() -> dict[Path, int]:
+    """The packages in the output channel, with their modification times: a job that builds a
+    package another job built already rewrites the same file."""
+    return {p: p.stat().st_mtime_ns for p in OUTPUT.glob("*/*.conda") if p.parent.name != "broken"}
+
+
+def rendered_recipe(package: Path) -> dict:
+    """info/recipe/rendered_recipe.yaml of a built package: its recipe, variant and the
+    dependencies rattler-build resolved for it."""
+    data = read_package_file(package, "info/recipe/rendered_recipe.yaml")
+    if data is None:
+        raise SystemExit(f"offline-build: {package.name} has no info/recipe/rendered_recipe.yaml")
+    return yaml.safe_load(data)
+
+
+def check_host_cuda(platform: str, cuda: str, packages: list[Path]) -> None:
+    """Every package the job built took, in its host, only builds for the job's CUDA: each resolved
+    host package that depends on cuda-version admits the job's; the log names the libnvinfer
+    and cuda-version builds each package was built against."""
+    job = rattler.Version(cuda)
+    for package in packages:
+        resolved = rendered_recipe(package)["finalized_dependencies"].get("host") or {}
+        records = resolved.get("resolved", [])
+        wrong = []
+        for record in records:
+            for dep in record.get("depends", []):
+                name, _, spec = dep.partition(" ")
+                if name == "cuda-version" and spec and not rattler.VersionSpec(spec).matches(job):
+                    wrong.append(f"{record['name']} {record['version']} {record['build']} ({dep})")
+        shown = [f"{r['name']} {r['version']} {r['build']}"
+                 + "".join(f" ({d})" for d in r.get("depends", []) if d.startswith("cuda-version "))
+                 for r in records if r["name"] in ("libnvinfer", "cuda-version")]
+        if shown:
+            log(f"{platform} CUDA {cuda}: {package.name} was built against " + ", ".join(shown))
+        if wrong:
+            raise SystemExit(f"offline-build: {package.name} ({platform} CUDA {cuda}) was built against another "
+                             f"CUDA's packages: {', '.join(wrong)}")
+
+
+def check_host_origin(platform: str, cuda: str, packages: list[Path]) -> None:
+    """Where each package's host took this recipe's own outputs from: the job's build, or (for
+    the outputs built in one job per platform) the output channel, an earlier job's upload."""
+    names = {p.name for p in packages}
+    for package in packages:
+        resolved = (rendered_recipe(package)["finalized_dependencies"].get("host") or {}).get("resolved", [])
+        for record in resolved:
+            if record["name"] in ("libexecutorch", "libexecutorch-devel"):
+                origin = "built in this job" if record["fn"] in names else "built by an earlier job"
+                log(f"{platform} CUDA {cuda}: {package.name}'s host took {record['fn']} from "
+                    f"{record.get('channel', '?')} ({origin})")
+
+
+def read_package_file(package: Path, name: str) -> bytes | None:
+    async def read() -> bytes | None:
+        return await (await PackageArchive.from_path(package)).read_file(name)
+    return asyncio.run(read())
+
+
+def python_runs(offset: int) -> list[tuple[str, Path, str]]:
+    """(CPython version, sys.prefix, what it ran) of the stand-in interpreters' runs logged after
+    `offset` (standins.RUNS_HOOK)."""
+    if not PYTHON_RUNS.exists():
+        return []
+    with PYTHON_RUNS.open("rb") as f:
+        f.seek(offset)
+        lines = f.read().decode().splitlines()
+    return [(version, Path(prefix), kind) for version, prefix, kind in (line.split("\t") for line in lines)]
+
+
+def check_python_tests(platform: str, cuda: str, packages: list[Path], runs: list[tuple[str, Path, str]]) -> None:
+    """Which CPython each package's tests ran (rattler-build makes one folder per test,
+    <output>/test/test_<name><6 characters>/, its environments test_env (a python test's) or
+    test_run_env (a script's) in it): its python test's imports, its scripts.
+    Every python_version entry of a python test must have run, a series under that series'
+    stand-in, "*" under the newest."""
+    pythons = stand_in_pythons(platform)
+
+    def order(versions: set[str]) -> list[str]:
+        return sorted(versions, key=lambda v: tuple(map(int, v.split("."))))
+    for package in packages:
+        name = rendered_recipe(package)["recipe"]["package"]["name"]
+        mine = [(version, kind) for version, prefix, kind in runs
+                if prefix.name.startswith("test_") and prefix.parent.name.startswith(f"test_{name}")
+                and len(prefix.parent.name) == len(f"test_{name}") + 6]
+        imports = order({v for v, kind in mine if kind == "imports"})
+        # Script tests: an interpreter script, or python (or a console script) a command ran.
+        scripts = order({v for v, kind in mine if kind in ("script", "other")})
+        tests = yaml.safe_load(read_package_file(package, "info/tests/tests.yaml") or b"[]")
+        wanted = [t["python"].get("python_version") for t in tests if "python" in t]
+        asked = [v for entry in wanted if entry for v in (entry if isinstance(entry, list) else [entry])]
+        if wanted:
+            log(f"{platform} CUDA {cuda}: {package.name}: python test (python_version: "
+                f"{', '.join(asked) or 'none, its build'}) imported under CPython {', '.join(imports) or 'none'}"
+                + (f"; its script tests ran python under CPython {', '.join(scripts)}" if scripts else ""))
+        elif scripts:
+            log(f"{platform} CUDA {cuda}: {package.name}: its script tests ran python under CPython "
+                f"{', '.join(scripts)}")
+        if not wanted:
+            continue
+        series = {".".join(v.split(".")[:2]) for v in imports}
+        expected = {pythons[-1] if v == "*" else v.removesuffix(".*") for v in asked}
+        if not imports or not expected <= series:
+            raise SystemExit(f"offline-build: {package.name}'s python test ran under {sorted(series)}, "
+                             f"not under {sorted(expected)}")
 
 
 def build(src: Path, platform: str, cuda: str) -> list[Path]:
     before = built_packages()
+    runs_offset = PYTHON_RUNS.stat().st_size if PYTHON_RUNS.exists() else 0
     overrides = variant_overrides(src, platform, cuda)
     log(f"{platform} CUDA {cuda}: rattler-build, every output and its tests")
     rattler_build(src, platform, overrides, f"build-{platform}-{cuda}.log")
-    packages = sorted(built_packages() - before)
+    packages = sorted(p for p, mtime in built_packages().items() if before.get(p) != mtime)
     for package in packages:
         log(f"  built {package.relative_to(OUTPUT)}")
+    check_host_cuda(platform, cuda, packages)
+    check_host_origin(platform, cuda, packages)
+    check_python_tests(platform, cuda, packages, python_runs(runs_offset))
     return packages
 
 
@@ -508,19 +661,34 @@ def main() -> int:
                         help="build the plugin outputs from the archive of this commit, not from the checkout")
     args = parser.parse_args()
     targets = [tuple(t.split(":")) for t in args.target]
+    # libexecutorch and -devel are built in each platform's CUDA 13 job only: the other jobs take
+    # them from the output channel, so that job comes first and cannot be left out.
+    for index, (platform, cuda) in enumerate(targets):
+        if not cuda.startswith("13.") and not any(p == platform and c.startswith("13.") for p, c in targets[:index]):
+            parser.error(f"{platform}:{cuda} builds against libexecutorch-devel from {platform}'s CUDA 13 job "
+                         f"(the one job that builds it): name {platform}:{TARGETS[0].split(':')[1]} before it")
     started = time.time()
     WORK.mkdir(parents=True, exist_ok=True)
+    PYTHON_RUNS.unlink(missing_ok=True)
     make_standins(targets)
     log(f"stand-ins ready ({time.time() - started:.0f} s)")
     src = source_copy(args.source_rev)
     shutil.rmtree(OUTPUT, ignore_errors=True)
     OUTPUT.mkdir(parents=True)
     timings = {}
+    executorch_jobs: dict[str, list[str]] = {}
     for platform, cuda in targets:
         t = time.time()
-        build(src, platform, cuda)
+        packages = build(src, platform, cuda)
+        if any(p.name.startswith("libexecutorch-") for p in packages):
+            executorch_jobs.setdefault(platform, []).append(cuda)
         check_installed(platform, cuda)
         timings[f"{platform} CUDA {cuda}"] = time.time() - t
+    for platform, cudas in executorch_jobs.items():
+        jobs = ", ".join(f"CUDA {c}" for c in cudas)
+        log(f"{platform}: libexecutorch and libexecutorch-devel were built in {len(cudas)} job(s): {jobs}")
+        if len(cudas) != 1:
+            raise SystemExit(f"offline-build: libexecutorch was built in more than one {platform} job ({jobs})")
     if not args.no_env_tasks and ("linux-64", "13.4") in targets:
         t = time.time()
         check_env_tasks()

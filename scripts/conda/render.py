@@ -75,6 +75,20 @@ def variant_config(platform: str, config: str, cuda_enabled: bool = True) -> Var
     return pinning.merge(overrides)
 
 
+def jobs(platform: str, config: str = "variants") -> list[tuple[dict[str, str], VariantConfig]]:
+    """The CI jobs a feedstock runs for `platform` under `config`: one per entry of the zip that
+    holds cuda_compiler_version (each .ci_support file of conda-smithy's holds one), as
+    ({zipped key: value}, the variant configuration narrowed to that entry)."""
+    variants = variant_config(platform, config)
+    (zipped,) = [keys for keys in variants.zip_keys if "cuda_compiler_version" in keys]
+    present = [key for key in zipped if key in variants.keys()]
+    out = []
+    for index in range(len(variants["cuda_compiler_version"])):
+        job = {key: str(variants[key][index]) for key in present}
+        out.append((job, variants.merge(VariantConfig({key: [variants[key][index]] for key in present}))))
+    return out
+
+
 def _requirements(section: dict) -> dict:
     keys = ("build", "host", "run", "run_constraints", "run_exports", "ignore_run_exports")
     return {k: section[k] for k in keys if section.get(k)}

@@ -50,11 +50,14 @@ tests/conda/test_standins_snapshot.py on the metadata functions (*_meta).
     from the NVIDIA wheels in this checkout's .venv (the CUDA 13.0 that PyPI's
     torch uses), nccl from nvidia-nccl-cu13, cuda-cccl from this machine's
     CUDA toolkit.
-  Python: linux-64's is a virtual environment of the interpreter running
-    this script (the same CPython for every build here); linux-aarch64's is
-    Debian's arm64 CPython 3.11 (run under qemu-user). Both carry CPython's
-    headers in include/python3.11 as conda-forge's python does (Debian's,
-    with the target's pyconfig.h). cpython, python-gil, python-abi3 and
+  Python: linux-64's are virtual environments of this machine's CPythons of
+    the series the offline build asks for (the interpreter running this
+    script, pyenv's or python3.X on PATH for the others), each with its own
+    headers in include/python3.X; linux-aarch64's is Debian's arm64 CPython
+    3.11 (run under qemu-user) with Debian's headers and the target's
+    pyconfig.h. Each logs its runs to the file the offline build names
+    (RUNS_HOOK). python_abi constrains python to its series, as conda-forge's
+    does. numpy is one package per CPython. cpython, python-gil, python-abi3 and
     _python_abi3_support are the metapackages conda-forge builds abi3
     extensions with, with their dependencies and run_exports. Python packages come
     from their PyPI wheels; pytorch 2.13 (linux-64, CPython 3.11 only) is
@@ -334,8 +337,9 @@ def pure_wheel(spec: str) -> Path:
         return sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(prefix))
     hits = cached()
     if not hits:
-        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-             "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
+        # The pure-Python wheel even where the release also has compiled ones (tomli 2.5).
+        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform", "any",
+             "--implementation", "py", "--abi", "none", "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
         hits = cached()
     if not hits:
         raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}")
@@ -780,48 +784,116 @@ def runtime_standins(work: Path, platform: str) -> list[Standin]:
     return out
 
 
-def python_standins(work: Path, platform: str) -> list[Standin]:
-    base = work / f"python-{platform}"
-    shutil.rmtree(base, ignore_errors=True)
-    root = base / "python"
-    if platform == "linux-64":
-        home = Path(sys.base_prefix)
-        version = ".".join(str(v) for v in sys.version_info[:3])
-        short = f"{sys.version_info[0]}.{sys.version_info[1]}"
-        interpreter = home / "bin" / f"python{short}"
+def find_python(short: str) -> Path | None:
+    """This machine's CPython `short` (3.10, ...): the running interpreter's own series, else
+    pyenv's or the one on PATH (as scripts/ci/check-cpythons.sh finds them)."""
+    if short == f"{sys.version_info[0]}.{sys.version_info[1]}":
+        return Path(sys.base_prefix) / "bin" / f"python{short}"
+    if shutil.which("pyenv"):
+        prefix = subprocess.run(["pyenv", "prefix", short], capture_output=True, text=True)
+        candidate = Path(prefix.stdout.strip()) / "bin" / f"python{short}"
+        if prefix.returncode == 0 and candidate.exists():
+            return candidate
+    found = shutil.which(f"python{short}")
+    return Path(found) if found else None
+
+
+# Every run of a stand-in interpreter appends one line to the runs log the channel was built with
+# (python_standins' `runs_log`): its version, sys.prefix and what it ran, "imports" for the
+# import script of a recipe's python test (rattler-build's conda_build_script.py of import lines),
+# "pip" for `python -m pip`, "script" for another script. The offline build reads it to say which
+# CPython each test ran under; test environments pass no environment variables through, so the
+# log's path is written into the stand-in.
+RUNS_HOOK = """import os, sys
+
+def _kind(argv):
+    if argv[1:3] == ["-m", "pip"]:
+        return "pip"
+    if len(argv) > 1 and os.path.basename(argv[1]).startswith("conda_build_script") and argv[1].endswith(".py"):
+        try:
+            with open(argv[1]) as script:
+                lines = [line for line in script.read().splitlines() if line.strip()]
+        except OSError:
+            return "script"
+        return "imports" if lines and all(line.startswith("import ") for line in lines) else "script"
+    return "other"
+
+try:
+    with open({log!r}, "a") as _log:
+        _kind_run = _kind(getattr(sys, "orig_argv", sys.argv))
+        _log.write("%d.%d.%d\\t%s\\t%s\\n" % (sys.version_info[:3] + (sys.prefix, _kind_run)))
+except OSError:
+    pass
+"""
+
+
+def python_standins(work: Path, platform: str, versions: list[str] | None = None,
+                    runs_log: Path | None = None) -> list[Standin]:
+    """python for `platform`: on linux-64 one per CPython series in `versions` (default: the running
+    interpreter's), each a virtual environment of this machine's interpreter of that series; on
+    linux-aarch64 Debian's arm64 CPython 3.11, the one arm64 interpreter here."""
+    if platform != "linux-64":
+        return _arm64_python_standin(work, platform, runs_log)
+    out = []
+    for short in versions or [f"{sys.version_info[0]}.{sys.version_info[1]}"]:
+        interpreter = find_python(short)
+        if interpreter is None:
+            raise SystemExit(f"standins: no CPython {short} here (pyenv or python{short} on PATH)")
+        info = json.loads(subprocess.run(
+            [str(interpreter), "-c", "import json, sys, sysconfig; print(json.dumps({'version': '%d.%d.%d' % "
+             "sys.version_info[:3], 'home': sys.base_prefix, 'include': sysconfig.get_paths()['include']}))"],
+            capture_output=True, text=True, check=True).stdout)
+        version, home = info["version"], Path(info["home"])
+        root = work / f"python-{platform}-{short}" / "python"
+        shutil.rmtree(root.parent, ignore_errors=True)
         # A virtual environment: sys.prefix is wherever pyvenv.cfg sits.
-        write(root / "pyvenv.cfg",
-              f"home = {home / 'bin'}\ninclude-system-site-packages = false\nversion = {version}\n")
+        write(root / "pyvenv.cfg", f"home = {home / 'bin'}\ninclude-system-site-packages = false\n"
+                                   f"version = {version}\n")
         copy(interpreter, root / "bin" / f"python{short}")
-        summary = f"python: a virtual environment of this machine's CPython {version}"
-    else:
-        debs = arm64_debs()
-        short = "3.11"
-        version = subprocess.run(["dpkg-deb", "-f", str(next((DEBS / "debs").glob("python3.11-minimal_*_arm64.deb"))),
-                                  "Version"], capture_output=True, text=True, check=True).stdout.strip()
-        version = version.split("-")[0]
-        copy(debs / "usr" / "bin" / "python3.11", root / "bin" / "python3.11")
-        copy(debs / "usr" / "lib" / "python3.11", root / "lib" / "python3.11")
-        for libdir in (debs / "usr" / "lib" / "aarch64-linux-gnu", debs / "lib" / "aarch64-linux-gnu"):
-            if libdir.exists():
-                for so in libdir.glob("*.so*"):
-                    if not so.is_dir():
-                        copy(so, root / "lib" / so.name)
-        run(["patchelf", "--force-rpath", "--set-rpath", "$ORIGIN/../lib", str(root / "bin" / "python3.11")])
-        # Debian's site.py lists dist-packages only; conda installs into site-packages.
-        write(root / "lib" / "python3.11" / "sitecustomize.py",
-              "import os, site, sys\n"
-              "site.addsitedir(os.path.join(sys.prefix, 'lib', 'python%d.%d' % sys.version_info[:2], "
-              "'site-packages'))\n")
-        summary = f"python: Debian's arm64 CPython {version}, in conda's layout"
-    headers = Path("/usr/include") if platform == "linux-64" else arm64_python_headers()
-    python_headers(headers, GNU_TRIPLE[platform], root / "include" / f"python{short}")
-    (root / "lib" / f"python{short}" / "site-packages").mkdir(parents=True, exist_ok=True)
-    write(root / "lib" / f"python{short}" / "site-packages" / "README.standin",
-          "site-packages of the stand-in python\n")
+        # CPython's headers in conda's layout (include/pythonX.Y): the interpreter's own.
+        copy(Path(info["include"]), root / "include" / f"python{short}")
+        _python_layout(root, short, runs_log)
+        out += python_meta(platform, version, f"python: a virtual environment of this machine's CPython {version}",
+                           root)
+    return out
+
+
+def _arm64_python_standin(work: Path, platform: str, runs_log: Path | None) -> list[Standin]:
+    root = work / f"python-{platform}" / "python"
+    shutil.rmtree(root.parent, ignore_errors=True)
+    debs = arm64_debs()
+    short = "3.11"
+    version = subprocess.run(["dpkg-deb", "-f", str(next((DEBS / "debs").glob("python3.11-minimal_*_arm64.deb"))),
+                              "Version"], capture_output=True, text=True, check=True).stdout.strip()
+    version = version.split("-")[0]
+    copy(debs / "usr" / "bin" / "python3.11", root / "bin" / "python3.11")
+    copy(debs / "usr" / "lib" / "python3.11", root / "lib" / "python3.11")
+    for libdir in (debs / "usr" / "lib" / "aarch64-linux-gnu", debs / "lib" / "aarch64-linux-gnu"):
+        if libdir.exists():
+            for so in libdir.glob("*.so*"):
+                if not so.is_dir():
+                    copy(so, root / "lib" / so.name)
+    run(["patchelf", "--force-rpath", "--set-rpath", "$ORIGIN/../lib", str(root / "bin" / "python3.11")])
+    # Debian's site.py lists dist-packages only; conda installs into site-packages.
+    write(root / "lib" / "python3.11" / "sitecustomize.py",
+          "import os, site, sys\n"
+          "site.addsitedir(os.path.join(sys.prefix, 'lib', 'python%d.%d' % sys.version_info[:2], "
+          "'site-packages'))\n")
+    python_headers(arm64_python_headers(), GNU_TRIPLE[platform], root / "include" / f"python{short}")
+    _python_layout(root, short, runs_log)
+    return python_meta(platform, version, f"python: Debian's arm64 CPython {version}, in conda's layout", root)
+
+
+def _python_layout(root: Path, short: str, runs_log: Path | None) -> None:
+    """site-packages, the bin/python and bin/python3 links, and the runs log's hook."""
+    site = root / "lib" / f"python{short}" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    write(site / "README.standin", "site-packages of the stand-in python\n")
+    if runs_log is not None:
+        write(site / "_standin_runs.py", RUNS_HOOK.format(log=str(runs_log)))
+        write(site / "_standin_runs.pth", "import _standin_runs\n")
     link(root / "bin" / "python", f"python{short}")
     link(root / "bin" / "python3", f"python{short}")
-    return python_meta(platform, version, summary, root)
 
 
 def python_meta(platform: str, version: str, summary: str = "python", files: Path | None = None) -> list[Standin]:
@@ -829,10 +901,15 @@ def python_meta(platform: str, version: str, summary: str = "python", files: Pat
     metapackages of conda-forge's python-feedstock around it."""
     short = ".".join(version.split(".")[:2])
     abi = "cp" + short.replace(".", "")
+    # conda-forge's python build strings end in _cpython up to 3.12 and in _cp313, _cp314 (the GIL
+    # builds) from 3.13 on; python_abi constrains python to its series and that flavour, so a
+    # package built for one CPython never installs beside another.
+    flavour = "cpython" if tuple(map(int, short.split("."))) < (3, 13) else abi
     return [
         snapshot_standin("python", platform, platform, None, version, summary, within=f"{short}.*", files=files,
-                         build_string="h0_0_cpython"),
-        Standin("python_abi", short, platform, "python_abi", build_string=f"8_{abi}"),
+                         build_string=f"h0_0_{flavour}"),
+        Standin("python_abi", short, platform, "python_abi", build_string=f"8_{abi}",
+                constrains=[f"python {short}.* *_{flavour}"]),
         # conda-forge's python-feedstock metapackages (noarch there; per
         # platform here, as the two stand-in interpreters differ): the CPython
         # implementation and its GIL build.
@@ -858,8 +935,11 @@ def python_abi3_standins() -> list[Standin]:
     return out
 
 
-# Run dependencies of the pure-Python stand-ins (as conda-forge's packages declare them).
-PURE_DEPENDS = {"scikit-build-core": ["packaging", "pathspec"]}
+# Run dependencies of the pure-Python stand-ins (as conda-forge's packages declare them): a noarch
+# package lists those its wheel needs below CPython 3.11 (tomli, exceptiongroup, typing-extensions)
+# for every CPython, which python_min 3.10's build needs.
+PURE_DEPENDS = {"scikit-build-core": ["packaging", "pathspec", "tomli", "exceptiongroup", "typing-extensions"],
+                "exceptiongroup": ["typing-extensions"]}
 
 # Console scripts conda-forge's noarch packages declare (info/link.json): an
 # installed environment has them in bin/, run by that environment's python.
@@ -883,13 +963,14 @@ def write_entry_points(files: Path, scripts: dict[str, str]) -> None:
         script.chmod(0o755)
 
 
-def python_package_standins(work: Path, platform: str) -> list[Standin]:
-    """PyPI's wheels of the Python packages the recipe's outputs and tests use."""
+def python_package_standins(work: Path, platform: str, pythons: list[str] | None = None) -> list[Standin]:
+    """PyPI's wheels of the Python packages the recipe's outputs and tests use: numpy for each
+    CPython series in `pythons` (default 3.11), psutil and pyyaml (linux-64) for 3.11."""
     out = []
     pure = {"pip": "pip", "setuptools": "setuptools", "wheel": "wheel", "packaging": "packaging",
             "scikit-build-core": "scikit-build-core", "pathspec": "pathspec",
             "python-flatbuffers": "flatbuffers", "typing-extensions": "typing-extensions",
-            "filelock": "filelock"}
+            "filelock": "filelock", "tomli": "tomli", "exceptiongroup": "exceptiongroup"}
     if platform == "linux-64":
         for conda_name, pypi_name in pure.items():
             # The version conda-forge publishes, where the snapshot lists the package.
@@ -910,22 +991,28 @@ def python_package_standins(work: Path, platform: str) -> list[Standin]:
             else:
                 out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
                                    **kwargs))
-    binary = ["numpy"] + (["psutil", "pyyaml"] if platform == "linux-64" else [])
-    for name in binary:
+    binary = [("numpy", python) for python in pythons or ["3.11"]]
+    binary += [(name, "3.11") for name in (["psutil", "pyyaml"] if platform == "linux-64" else [])]
+    for name, python in binary:
         installed = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
                                     f"import importlib.metadata as m; print(m.version('{name}'))"],
                                    capture_output=True, text=True)
         spec = f"{name}=={installed.stdout.strip()}" if installed.returncode == 0 else name
-        whl = wheel(spec, WHEEL_ARCH[platform])
-        d = work / f"wheel-{platform}" / name
+        try:
+            whl = wheel(spec, WHEEL_ARCH[platform], python)
+        except subprocess.CalledProcessError:
+            # The .venv's release has no wheel for this CPython (numpy 2.4 needs 3.11): the newest that has.
+            whl = wheel(name, WHEEL_ARCH[platform], python)
+        d = work / f"wheel-{platform}" / f"{name}-{python}"
         shutil.rmtree(d, ignore_errors=True)
-        unzip(whl, "", d / "lib" / "python3.11" / "site-packages")
+        unzip(whl, "", d / "lib" / f"python{python}" / "site-packages")
+        # One package per CPython series, told apart by its build string as conda-forge's are.
+        kwargs = dict(files=d, depends=[f"python {python}.*"], build_string=f"py{python.replace('.', '')}h0_0")
         if snapshot_entry(name) is not None:
             out.append(snapshot_standin(name, platform, platform, None, wheel_version(whl),
-                                        f"{name}: PyPI's {whl.name}", files=d, depends=["python 3.11.*"]))
+                                        f"{name}: PyPI's {whl.name}", **kwargs))
         else:
-            out.append(Standin(name, wheel_version(whl), platform, f"{name}: PyPI's {whl.name}", files=d,
-                               depends=["python 3.11.*"]))
+            out.append(Standin(name, wheel_version(whl), platform, f"{name}: PyPI's {whl.name}", **kwargs))
     return out
 
 

@@ -90,8 +90,8 @@ def test_build_strings_and_numbers_distinguish_cuda(rendered):
 
 
 def test_executorch_runtime_is_built_once_per_platform(rendered, versions):
-    """Every CUDA job builds the same libexecutorch packages: one hash, no CUDA key, the
-    devel test's compiler left out of it."""
+    """One libexecutorch package per platform: one hash, no CUDA key, the devel test's
+    compiler left out of it."""
     for platform, outputs in rendered.items():
         for name in ("libexecutorch", "libexecutorch-devel"):
             builds = by_name(outputs, name)
@@ -103,6 +103,45 @@ def test_executorch_runtime_is_built_once_per_platform(rendered, versions):
         assert lib["requirements"]["host"] == ["libstdcxx", "libgcc"]
         # rattler-build relinks and link-checks the repackaged libraries.
         assert lib["dynamic_linking"].get("binary_relocation", True) is not False
+
+
+# How a job that does not build libexecutorch-devel asks for it: the version, and the build number
+# of the recipe's context (the CUDA 13 job's build of the same recipe).
+EXECUTORCH_DEVEL_FROM_CHANNEL = ("libexecutorch-devel =={executorch} *_"
+                                 + re.search(r"^  build: (\d+)$", RECIPE_TEXT, re.M).group(1))
+
+
+@pytest.mark.parametrize("config", ["variants", "conda-forge"])
+def test_executorch_runtime_is_built_in_one_cuda_job(render_module, versions, config):
+    """libexecutorch and -devel are built in exactly one CUDA job per platform (linux-64's
+    CUDA 13 job, linux-aarch64's sbsa CUDA 13 job), so no two feedstock jobs upload the same
+    file; every other job that builds the plugin takes libexecutorch-devel from the channel
+    (the CUDA 13 job's upload), by version and build number, and renders on its own (a
+    pin_subpackage of an output its job skips is a render error in rattler-build)."""
+    from_channel = EXECUTORCH_DEVEL_FROM_CHANNEL.format(executorch=versions["executorch"])
+    pin = {"pin_subpackage": {"name": "libexecutorch-devel", "exact": True}}
+    for platform in render_module.PLATFORMS:
+        builders = {name: [] for name in ("libexecutorch", "libexecutorch-devel")}
+        plugin_jobs = 0
+        for job, variants in render_module.jobs(platform, config):
+            outputs = render_module.render(platform, variants=variants)
+            for name, built in builders.items():
+                if by_name(outputs, name):
+                    built.append(job)
+            plugins = by_name(outputs, PLUGIN) + by_name(outputs, PLUGIN_DEVEL)
+            plugin_jobs += bool(plugins)
+            here = bool(by_name(outputs, "libexecutorch-devel"))
+            for o in plugins:
+                sections = [o["requirements"].get("host", []) if o["name"] == PLUGIN else o["requirements"]["run"],
+                            *(s["requirements"]["host"] for s in o["staging"])]
+                for specs in sections:
+                    assert (pin in specs) == here and (from_channel in specs) == (not here), (platform, job, specs)
+        for name, built in builders.items():
+            assert len(built) == 1, f"{name} on {platform} ({config}) is built in {len(built)} CUDA jobs: {built}"
+            assert built[0]["cuda_compiler_version"].startswith("13."), built
+            assert built[0].get("arm_variant_type", "sbsa") == "sbsa", built
+        if platform == "linux-64":
+            assert plugin_jobs == 2, "the linux-64 CUDA 12.9 and 13 jobs both build the plugin"
 
 
 def test_executorch_wheel_source_matches_platform_and_version(rendered, versions):
@@ -180,7 +219,10 @@ def test_plugin_build_dependencies(rendered, versions):
             env = staging["script"]["env"]
             assert env["TTE_TENSORRT_MAJOR"] == ("10" if is_tegra(o) else "11")
             assert env.get("TTE_ARM_VARIANT", "") == o["variant"].get("arm_variant_type", "")
-            assert {"pin_subpackage": {"name": "libexecutorch-devel", "exact": True}} in host
+            # Pinned where the job builds it (CUDA 13), from the channel elsewhere.
+            et_devel = ({"pin_subpackage": {"name": "libexecutorch-devel", "exact": True}} if cuda.startswith("13.")
+                        else EXECUTORCH_DEVEL_FROM_CHANNEL.format(executorch=versions["executorch"]))
+            assert et_devel in host
             assert staging["requirements"]["ignore_run_exports"] == {"by_name": ["gtest"]}
             variant = o["variant"].get("arm_variant_type")
             assert (f"arm-variant * {variant}" in build) == (platform == "linux-aarch64")
@@ -320,6 +362,33 @@ def test_tensorrt_bindings_per_python(rendered, versions):
                 assert "cross-python_linux-aarch64" in o["requirements"]["build"]
 
 
+# Host requirements conda-forge publishes one build of per CUDA major (or minor): without a
+# cuda-version pin the solver takes the newest, another CUDA's, whatever the job's CUDA is.
+CUDA_BUILT_HOST = ("libnvinfer-devel", "libnvinfer-plugin-devel", "libnvonnxparser-devel", "cuda-cudart-dev")
+
+
+@pytest.mark.parametrize("config", ["variants", "conda-forge"])
+def test_cuda_built_host_requirements_pin_the_jobs_cuda(rendered, rendered_conda_forge, config):
+    """Every output (and staging build) whose host takes a package built per CUDA version pins
+    cuda-version to its job's CUDA: the tensorrt bindings of the CUDA 12.9 job must get a CUDA
+    12 libnvinfer, not the CUDA 13 build the solver prefers."""
+    outputs_by_platform = rendered if config == "variants" else rendered_conda_forge
+    checked = set()
+    for platform, outputs in outputs_by_platform.items():
+        for o in outputs:
+            cuda = o["variant"].get("cuda_compiler_version")
+            for where, requirements in [("output", o["requirements"]),
+                                        *((s["name"], s["requirements"]) for s in o["staging"])]:
+                host = requirements.get("host", [])
+                if not set(spec_names(host)) & set(CUDA_BUILT_HOST):
+                    continue
+                assert cuda not in (None, "None"), (o["name"], platform)
+                assert f"cuda-version =={cuda}" in host, \
+                    f"{o['name']} ({where}) on {platform} CUDA {cuda}: host takes CUDA builds, no cuda-version pin"
+                checked.add(o["name"])
+    assert {"tensorrt", "torch-tensorrt", PLUGIN} <= checked, checked
+
+
 def test_torch_tensorrt_from_source(rendered, versions):
     """Torch-TensorRT built from upstream's v2.13.0 tag with this recipe's patches, per
     CPython and CUDA job the tensorrt output has: linux-64 CUDA 12.9 and 13, sbsa CUDA 13."""
@@ -417,6 +486,26 @@ def test_every_output_has_tests(rendered):
             for test in o["tests"]:
                 if "python" in test:
                     assert test["python"].get("pip_check", True), f"{o['name']} turns pip check off"
+
+
+def test_python_tests_run_at_the_lowest_and_newest_cpython(rendered):
+    """An output built once for every CPython (noarch: python, or abi3 and version independent)
+    tests its imports under python_min and under the newest CPython ("*", the newest the
+    channel has: conda-forge's newest, 3.14 in the 2026-12-04 snapshot); a per-CPython build
+    (tensorrt) under its own."""
+    seen = set()
+    for platform, outputs in rendered.items():
+        for o in outputs:
+            versions = [t["python"].get("python_version") for t in o["tests"] if "python" in t]
+            if not versions:
+                continue
+            seen.add(o["name"])
+            if o["noarch"] == "python" or o["python_version_independent"]:
+                python_min = o["variant"]["python_min"]
+                assert versions == [[f"{python_min}.*", "*"]], (o["name"], platform, versions)
+            else:
+                assert "python" in o["variant"] and versions == [None], (o["name"], platform, versions)
+    assert {"dllist", PYTHON_PACKAGE, "tensorrt"} <= seen, seen
 
 
 def test_cli_and_import_tests(rendered):

@@ -72,6 +72,8 @@ def all_metadata(standins) -> list:
             items += standins.cuda_meta(platform, cuda, *FILES[cuda])
         items += standins.tensorrt_meta(platform, cudas, "11.1.0.106")
         items += standins.python_meta(platform, "3.11.2")
+    # linux-64's stand-ins also have the recipe's python_min and the newest CPython here.
+    items += standins.python_meta("linux-64", "3.10.13") + standins.python_meta("linux-64", "3.13.0")
     items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0") + standins.python_abi3_standins()
     return items
 
