@@ -130,9 +130,13 @@ void DeviceOutputPool::free(void* data, int device) {
   cudaGetLastError();
 }
 
-Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what) {
+Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device,
+                         FunctionRef<std::string()> what) {
+  if (buffer.fits(bytes, device)) {
+    return Status::Ok();
+  }
   if (cuda_device_count() == 0) {
-    return Status(TTE_ERROR_NO_DEVICE, what + " lives on cuda:" + std::to_string(device) +
+    return Status(TTE_ERROR_NO_DEVICE, what() + " lives on cuda:" + std::to_string(device) +
                                            " but this process sees no CUDA device (" +
                                            cuda_unavailable_reason() + ")");
   }
@@ -144,7 +148,7 @@ Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const s
   if (error != cudaSuccess) {
     return Status(TTE_ERROR_OUT_OF_MEMORY, "cannot allocate " + std::to_string(bytes) +
                                                " bytes on cuda:" + std::to_string(device) +
-                                               " for " + what + " (" + cuda_error_text(error) +
+                                               " for " + what() + " (" + cuda_error_text(error) +
                                                ")");
   }
   return Status::Ok();

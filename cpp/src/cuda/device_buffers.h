@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/function_ref.h"
 #include "common/status.h"
 
 namespace tte {
@@ -112,8 +113,10 @@ using MappedHostBuffer = GrowOnlyBuffer<MappedHostMemory>;
 void* mapped_device_pointer(void* host);
 
 // buffer.reserve(bytes, device) with `device` made current for the call; the
-// failure says how many bytes were wanted where and for `what`.
-Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device, const std::string& what);
+// failure says how many bytes were wanted where and for `what()`, which is
+// called only then. A buffer that already fits costs no CUDA call.
+Status reserve_on_device(DeviceBuffer& buffer, size_t bytes, int device,
+                         FunctionRef<std::string()> what);
 
 // Device memory of owned program outputs when the caller brings no
 // allocator of its own: a stream-ordered CUDA memory pool per device that

@@ -238,11 +238,9 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   }
   // A host tensor for an input the program keeps on the device: stage it.
   DeviceBuffer& staging = context.state->input_staging[index];
-  if (!staging.fits(nbytes, spec.device)) {
-    const Status reserved = reserve_on_device(staging, nbytes, spec.device, label());
-    if (!reserved.ok()) {
-      return reserved;
-    }
+  const Status reserved = reserve_on_device(staging, nbytes, spec.device, label);
+  if (!reserved.ok()) {
+    return reserved;
   }
   const Status status = copy_async(staging.data(), source, nbytes, context, label);
   if (!status.ok()) {

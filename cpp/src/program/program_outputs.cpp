@@ -488,13 +488,11 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
     void* data = nullptr;
     size_t capacity = 0;
     if (tensor.device_type() == DeviceType::CUDA) {
-      if (!buffer.device.fits(nbytes, tensor.device_index())) {
-        const Status reserved =
-            reserve_on_device(buffer.device, nbytes, tensor.device_index(), name.text());
-        if (!reserved.ok()) {
-          release_caller_outputs(state);
-          return reserved;
-        }
+      const Status reserved = reserve_on_device(buffer.device, nbytes, tensor.device_index(),
+                                                [&name] { return name.text(); });
+      if (!reserved.ok()) {
+        release_caller_outputs(state);
+        return reserved;
       }
       data = buffer.device.data();
       capacity = buffer.device.capacity();
