@@ -137,6 +137,48 @@ TEST_F(ProgramInputs, TheShapeIsCheckedAgainstAStaticShapeOrTheUpperBounds) {
   }
 }
 
+// After ExecuTorch's Method::set_input has taken an input once, later runs
+// set it the way set_input does (program_inputs.cpp, set_taken_input): the
+// same shapes, data and pointers as set_input would leave.
+TEST_F(ProgramInputs, AnInputTakenOnceIsSetAsSetInputWouldSetIt) {
+  load("add_one_dynamic.pte");  // planned on the host, [<=8, 4]
+  ASSERT_EQ(owned_->state.inputs_taken, (std::vector<char>{0}));
+  void* home = owned_->state.input_specs[0].home;
+  int64_t round = 0;
+  for (int64_t rows : {8, 3, 3, 5, 8}) {
+    for (int i = 0; i < 32; ++i) data_[i] = static_cast<float>(100 * round + i);
+    ASSERT_TRUE(set_one(data_, {rows, 4}).ok()) << rows;
+    EXPECT_EQ(owned_->state.inputs_taken[0], 1);
+    const executorch::aten::Tensor x = method_input();
+    EXPECT_EQ(x.size(0), rows);
+    EXPECT_EQ(x.const_data_ptr(), home) << "a planned input is copied into its memory";
+    for (int64_t i = 0; i < rows * 4; ++i) {
+      ASSERT_EQ(x.const_data_ptr<float>()[i], data_[i]) << "rows " << rows << " element " << i;
+    }
+    ++round;
+  }
+  // The checks before it still refuse what set_input would.
+  Status status = set_one(data_, {9, 4});
+  EXPECT_EQ(status.message(),
+            "input 0 of 'forward': shape [9, 4] exceeds the upper bounds [8, 4] in dim 0");
+
+  // Unplanned, on the device: the input points at the caller's memory, new
+  // memory at each new address (host memory described as cuda:0 here: no
+  // CUDA call is made to point at it).
+  load("device_resident.pte");
+  ASSERT_FALSE(owned_->state.input_specs[0].memory_planned);
+  float other[8] = {};
+  for (float* memory : {data_, other, other, data_}) {
+    ASSERT_TRUE(set_one(memory, {2, 4}, kFloat32, nullptr, DLDevice{kDLCUDA, 0}).ok());
+    EXPECT_EQ(owned_->state.inputs_taken[0], 1);
+    EXPECT_EQ(method_input().const_data_ptr(), memory);
+    EXPECT_EQ(method_input().size(0), 2);
+  }
+  status = set_one(other, {2, 4}, kFloat32, nullptr, DLDevice{kDLCUDA, 1});
+  EXPECT_EQ(status.code(), TTE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(method_input().const_data_ptr(), data_) << "a refused input changes nothing";
+}
+
 TEST_F(ProgramInputs, RefusesNonContiguousAndDatalessTensors) {
   load("add_one.pte");
   int64_t column_major[2] = {1, 2};

@@ -67,23 +67,24 @@ Status check_arguments(const EngineIo& io, DelegateArgs args) {
   for (size_t a = 0; a < args.size(); ++a) {
     const bool is_input = a < io.inputs.size();
     const EngineTensor& spec = io.argument(a);
-    const std::string role = is_input ? "input" : "output";
+    // Messages are built only on failure.
+    auto role = [is_input] { return std::string(is_input ? "input" : "output"); };
     if (args[a] == nullptr || !args[a]->isTensor()) {
-      return invalid("delegate argument " + std::to_string(a) + " (" + role + " '" + spec.name +
+      return invalid("delegate argument " + std::to_string(a) + " (" + role() + " '" + spec.name +
                      "') is not a tensor");
     }
     const Tensor& tensor = args[a]->toTensor();
     if (tensor.scalar_type() != spec.dtype) {
-      return invalid(role + " '" + spec.name + "': expected " + scalar_type_name(spec.dtype) +
+      return invalid(role() + " '" + spec.name + "': expected " + scalar_type_name(spec.dtype) +
                      ", got " + scalar_type_name(tensor.scalar_type()));
     }
     if (!rank_matches(tensor, spec.rank)) {
-      return invalid(role + " '" + spec.name + "': expected rank " + std::to_string(spec.rank) +
+      return invalid(role() + " '" + spec.name + "': expected rank " + std::to_string(spec.rank) +
                      ", got rank " + std::to_string(tensor.dim()) + " (shape " +
                      format_dims(tensor.sizes()) + ")");
     }
     if (!has_default_dim_order(tensor)) {
-      return invalid(role + " '" + spec.name +
+      return invalid(role() + " '" + spec.name +
                      "': expected a contiguous tensor (default dim order), got dim order " +
                      format_dims(tensor.dim_order()));
     }

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -95,6 +96,40 @@ Status restore_home(InputContext& context, size_t index, const Tensor& target,
   return Status::Ok();
 }
 
+// A tensor input ExecuTorch has taken once through Method::set_input, set
+// again as set_input itself sets it (runtime/executor/method.cpp, ExecuTorch
+// 1.5: resize to the new shape, then copy into a planned input's memory or
+// point an unplanned one at the caller's), without the lookups set_input
+// repeats on every call (the method's metadata, found by name). The checks
+// set_input makes (dtype, shape, byte count) were made by the caller;
+// `input_set_`, which execute() requires, stays set once set. False when
+// ExecuTorch refuses: the caller then goes through set_input, whose log and
+// error say why.
+bool set_taken_input(et::Method& method, size_t index, bool planned, void* data, size_t nbytes,
+                     const SizesType* sizes, size_t rank) {
+  if (data == nullptr) {
+    return false;
+  }
+  const Tensor target = method_input(method, index).toTensor();
+  const auto now = target.sizes();
+  const bool same_shape =
+      now.size() == rank && std::equal(now.begin(), now.end(), sizes, sizes + rank);
+  if (!planned && same_shape && target.const_data_ptr() == data) {
+    return true;  // already the caller's memory, as the last run left it
+  }
+  if (!same_shape && et::resize_tensor(target, {sizes, rank}) != et::Error::Ok) {
+    return false;
+  }
+  if (target.nbytes() != nbytes) {
+    return false;
+  }
+  if (planned) {
+    std::memcpy(target.mutable_data_ptr(), data, nbytes);
+    return true;
+  }
+  return et::internal::set_tensor_data(target, data, nbytes) == et::Error::Ok;
+}
+
 Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t index,
                         const DLTensor* tensor, bool read_only) {
   // Messages are built only on failure.
@@ -179,6 +214,10 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   }
 
   auto share_or_copy = [&](void* data, DeviceType tag) -> Status {
+    if (context.state->inputs_taken[index] &&
+        set_taken_input(*context.method, index, spec.memory_planned, data, nbytes, sizes, rank)) {
+      return Status::Ok();
+    }
     TensorImpl impl(spec.dtype, static_cast<ssize_t>(rank), sizes, data, order, strides,
                     executorch::aten::TensorShapeDynamism::STATIC, tag,
                     tag == DeviceType::CUDA ? spec.device : 0);
@@ -187,6 +226,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
     if (error != et::Error::Ok) {
       return step.failed(error, "setting " + label() + " failed");
     }
+    context.state->inputs_taken[index] = 1;
     return Status::Ok();
   };
 
@@ -299,6 +339,7 @@ void plan_method_inputs(et::Method& method, MethodState& state) {
   state.input_tags.assign(count, et::Tag::None);
   state.input_specs.assign(count, InputSpec{});
   state.input_aliases.assign(count, MethodState::Alias{});
+  state.inputs_taken.assign(count, 0);
   state.input_staging.clear();
   state.input_staging.resize(count);
   for (size_t i = 0; i < count; ++i) {

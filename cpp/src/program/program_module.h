@@ -47,6 +47,8 @@ inline const executorch::runtime::EValue& method_input(executorch::runtime::Meth
 // Memory for a non-planned output the method leaves without any: on the
 // host or on the device the method places the output on.
 struct OutputBuffer {
+  // The output's size as the method declares it (its upper bound).
+  size_t declared_bytes = 0;
   AlignedHostBuffer host;
   DeviceBuffer device;
   // Why a host buffer could not be had (past the bound, or refused by the
@@ -93,6 +95,9 @@ struct MethodState {
     size_t bytes = 0;
   };
   std::vector<Alias> input_aliases;
+  // Per input: whether ExecuTorch's Method::set_input has taken it once (a
+  // run then sets a tensor input as set_input would, without calling it).
+  std::vector<char> inputs_taken;
   // Per output: whether the program must give it memory, and that memory.
   std::vector<bool> output_needs_buffer;
   std::vector<OutputBuffer> output_buffers;

@@ -375,6 +375,9 @@ void plan_output_buffers(et::Method& method, MethodState& state) {
     auto info = meta.output_tensor_meta(i);
     state.output_needs_buffer[i] = value.isTensor() && info.ok() && !info->is_memory_planned() &&
                                    value.toTensor().const_data_ptr() == nullptr;
+    if (state.output_needs_buffer[i]) {
+      state.output_buffers[i].declared_bytes = info->nbytes();
+    }
   }
 }
 
@@ -383,9 +386,10 @@ namespace {
 // Names output `index` of a method in messages; the text is made only for
 // one.
 struct OutputName {
-  const et::MethodMeta& meta;
+  et::Method& method;
   size_t index;
   std::string text() const {
+    const et::MethodMeta meta = method.method_meta();
     auto info = meta.output_tensor_meta(index);
     return io_label(meta.name(), false, index, info.ok() ? std::string(info->name()) : "");
   }
@@ -462,15 +466,13 @@ void release_caller_outputs(MethodState& state) {
 
 Status give_output_buffers(CallContext& call, et::Method& method, MethodState& state,
                            const OutputOptions& options) {
-  const et::MethodMeta meta = method.method_meta();
   const bool to_caller = options.copy && options.allocate != nullptr;
   for (size_t i = 0; i < state.output_needs_buffer.size(); ++i) {
     if (!state.output_needs_buffer[i]) {
       continue;
     }
-    auto info = meta.output_tensor_meta(i);
     const Tensor tensor = method.get_output(i).toTensor();
-    const OutputName name{meta, i};
+    const OutputName name{method, i};
     if (to_caller) {
       bool given = false;
       const Status status =
@@ -483,8 +485,8 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
         continue;
       }
     }
-    const size_t nbytes = info->nbytes();
     OutputBuffer& buffer = state.output_buffers[i];
+    const size_t nbytes = buffer.declared_bytes;
     void* data = nullptr;
     size_t capacity = 0;
     if (tensor.device_type() == DeviceType::CUDA) {
@@ -508,6 +510,9 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
       }
       data = buffer.host.data();
       capacity = buffer.host.capacity();
+    }
+    if (tensor.const_data_ptr() == data) {
+      continue;  // given this buffer by an earlier run, and still holding it
     }
     ExecuTorchStep step(call, ProgramStep::kSetOutput);
     const et::Error error = method.set_output_data_ptr(data, capacity, i);
