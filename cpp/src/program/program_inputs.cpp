@@ -107,8 +107,8 @@ Status restore_home(InputContext& context, size_t index, const Tensor& target,
 // error say why.
 bool set_taken_input(et::Method& method, size_t index, bool planned, void* data, size_t nbytes,
                      const SizesType* sizes, size_t rank) {
-  if (data == nullptr) {
-    return false;
+  if (data == nullptr || nbytes == 0) {
+    return false;  // set_input's own rules for empty tensors apply
   }
   const Tensor target = method_input(method, index).toTensor();
   const auto now = target.sizes();
