@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <executorch/runtime/core/exec_aten/util/tensor_util.h>
+
 #include "common/dtypes.h"
 #include "common/et_status.h"
 #include "common/host_memory.h"
@@ -395,6 +397,27 @@ struct OutputName {
   }
 };
 
+// Points output `i`, which plan_output_buffers found to be a tensor the
+// method does not plan, at `size` bytes at `data`: what
+// Method::set_output_data_ptr does for such an output (ExecuTorch 1.5,
+// runtime/executor/method.cpp: the size check, then
+// internal::set_tensor_data), without the lookup of the method's metadata by
+// name it makes on every call. Where the size does not fit, set_output_data_ptr
+// itself refuses, with its log and error.
+Status point_output_at(CallContext& call, et::Method& method, size_t i, const Tensor& tensor,
+                       void* data, size_t size, const OutputName& name) {
+  if (tensor.nbytes() <= size &&
+      et::internal::set_tensor_data(tensor, data, size) == et::Error::Ok) {
+    return Status::Ok();
+  }
+  ExecuTorchStep step(call, ProgramStep::kSetOutput);
+  const et::Error error = method.set_output_data_ptr(data, size, i);
+  if (error != et::Error::Ok) {
+    return step.failed(error, "giving " + name.text() + " its buffer failed");
+  }
+  return Status::Ok();
+}
+
 // Gives output `i` a tensor from the caller's allocator when its shape is
 // known before the run (static); `given` says whether it did.
 Status give_caller_buffer(CallContext& call, et::Method& method, MethodState& state,
@@ -421,11 +444,10 @@ Status give_caller_buffer(CallContext& call, et::Method& method, MethodState& st
   if (!allocated.ok()) {
     return allocated;
   }
-  ExecuTorchStep step(call, ProgramStep::kSetOutput);
-  const et::Error error = method.set_output_data_ptr(caller_data(*made), nbytes, i);
-  if (error != et::Error::Ok) {
+  const Status pointed = point_output_at(call, method, i, tensor, caller_data(*made), nbytes, name);
+  if (!pointed.ok()) {
     delete_caller_tensor(made);
-    return step.failed(error, "giving " + name.text() + " its buffer failed");
+    return pointed;
   }
   state.caller_outputs[i] = made;
   *given = true;
@@ -514,11 +536,10 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
     if (tensor.const_data_ptr() == data) {
       continue;  // given this buffer by an earlier run, and still holding it
     }
-    ExecuTorchStep step(call, ProgramStep::kSetOutput);
-    const et::Error error = method.set_output_data_ptr(data, capacity, i);
-    if (error != et::Error::Ok) {
+    const Status pointed = point_output_at(call, method, i, tensor, data, capacity, name);
+    if (!pointed.ok()) {
       release_caller_outputs(state);
-      return step.failed(error, "giving " + name.text() + " its buffer failed");
+      return pointed;
     }
   }
   return Status::Ok();
