@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
@@ -214,7 +215,8 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   }
 
   auto share_or_copy = [&](void* data, DeviceType tag) -> Status {
-    if (context.state->inputs_taken[index] &&
+    std::vector<char>& taken = context.state->inputs_taken;
+    if (index < taken.size() && taken[index] &&
         set_taken_input(*context.method, index, spec.memory_planned, data, nbytes, sizes, rank)) {
       return Status::Ok();
     }
@@ -226,7 +228,9 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
     if (error != et::Error::Ok) {
       return step.failed(error, "setting " + label() + " failed");
     }
-    context.state->inputs_taken[index] = 1;
+    if (index < taken.size()) {
+      taken[index] = 1;
+    }
     return Status::Ok();
   };
 
