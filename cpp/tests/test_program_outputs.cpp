@@ -111,8 +111,7 @@ class ProgramOutputs : public ::testing::Test {
   }
   Status collect(const OutputOptions& options) {
     outputs_.assign(method().outputs_size(), TteOutput{});
-    return tte::collect_method_outputs(method(), state(), options, outputs_.data(),
-                                       outputs_.size());
+    return tte::collect_method_outputs(state(), options, outputs_.data(), outputs_.size());
   }
   const void* method_output_data(size_t i = 0) {
     return method().get_output(i).toTensor().const_data_ptr();

@@ -426,15 +426,17 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
     return Status(TTE_ERROR_INVALID_ARGUMENT, "inputs is NULL");
   }
   et::Method& loaded = *state.method;
-  if (num_inputs != loaded.inputs_size()) {
+  // The counts plan_method_inputs and plan_output_buffers read from the method.
+  if (num_inputs != state.input_values.size()) {
     return Status(TTE_ERROR_INVALID_ARGUMENT, "method '" + state.name + "' takes " +
-                                                  std::to_string(loaded.inputs_size()) +
+                                                  std::to_string(state.input_values.size()) +
                                                   " inputs, got " + std::to_string(num_inputs));
   }
-  if (num_outputs != loaded.outputs_size()) {
-    return Status(TTE_ERROR_INVALID_ARGUMENT,
-                  "method '" + state.name + "' returns " + std::to_string(loaded.outputs_size()) +
-                      " outputs, but room for " + std::to_string(num_outputs) + " was given");
+  if (num_outputs != state.output_values.size()) {
+    return Status(TTE_ERROR_INVALID_ARGUMENT, "method '" + state.name + "' returns " +
+                                                  std::to_string(state.output_values.size()) +
+                                                  " outputs, but room for " +
+                                                  std::to_string(num_outputs) + " was given");
   }
   OutputOptions output_options;
   output_options.copy = options.copy_outputs;
@@ -460,7 +462,7 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
     release_caller_outputs(state);
     return step.failed(error, "executing method '" + state.name + "' failed");
   }
-  return collect_method_outputs(loaded, state, output_options, outputs, num_outputs);
+  return collect_method_outputs(state, output_options, outputs, num_outputs);
 }
 
 Status Program::write_etdump(const std::string& path) {

@@ -106,12 +106,11 @@ Status restore_home(InputContext& context, size_t index, const Tensor& target,
 // `input_set_`, which execute() requires, stays set once set. False when
 // ExecuTorch refuses: the caller then goes through set_input, whose log and
 // error say why.
-bool set_taken_input(et::Method& method, size_t index, bool planned, void* data, size_t nbytes,
+bool set_taken_input(const Tensor& target, bool planned, void* data, size_t nbytes,
                      const SizesType* sizes, size_t rank) {
   if (data == nullptr || nbytes == 0) {
     return false;  // set_input's own rules for empty tensors apply
   }
-  const Tensor target = method_input(method, index).toTensor();
   const auto now = target.sizes();
   const bool same_shape =
       now.size() == rank && std::equal(now.begin(), now.end(), sizes, sizes + rank);
@@ -217,7 +216,8 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   auto share_or_copy = [&](void* data, DeviceType tag) -> Status {
     std::vector<char>& taken = context.state->inputs_taken;
     if (index < taken.size() && taken[index] &&
-        set_taken_input(*context.method, index, spec.memory_planned, data, nbytes, sizes, rank)) {
+        set_taken_input(context.state->input_values[index]->toTensor(), spec.memory_planned, data,
+                        nbytes, sizes, rank)) {
       return Status::Ok();
     }
     TensorImpl impl(spec.dtype, static_cast<ssize_t>(rank), sizes, data, order, strides,
@@ -235,7 +235,7 @@ Status set_tensor_input(InputContext& context, const InputSpec& spec, size_t ind
   };
 
   if (spec.memory_planned) {
-    const Tensor target = method_input(*context.method, index).toTensor();
+    const Tensor target = context.state->input_values[index]->toTensor();
     Status status = restore_home(context, index, target, spec);
     if (!status.ok()) {
       return status;
@@ -344,9 +344,11 @@ void plan_method_inputs(et::Method& method, MethodState& state) {
   state.input_specs.assign(count, InputSpec{});
   state.input_aliases.assign(count, MethodState::Alias{});
   state.inputs_taken.assign(count, 0);
+  state.input_values.assign(count, nullptr);
   state.input_staging.clear();
   state.input_staging.resize(count);
   for (size_t i = 0; i < count; ++i) {
+    state.input_values[i] = &method_input(method, i);
     auto tag = meta.input_tag(i);
     // An unreadable tag is reported by the run that meets it.
     state.input_tags[i] = tag.ok() ? *tag : et::Tag::String;

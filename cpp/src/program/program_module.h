@@ -88,6 +88,11 @@ struct MethodState {
   // Per input: its tag (ExecuTorch's), and for tensors its declaration.
   std::vector<executorch::runtime::Tag> input_tags;
   std::vector<InputSpec> input_specs;
+  // Per input and per output: the method's value (ExecuTorch keeps its
+  // values in one array for the method's life; get_input and get_output
+  // find an index in the plan on every call).
+  std::vector<const executorch::runtime::EValue*> input_values;
+  std::vector<const executorch::runtime::EValue*> output_values;
   // Per input: the caller memory a planned input points at since the last
   // run ({NULL, 0} while it holds its own arena memory).
   struct Alias {

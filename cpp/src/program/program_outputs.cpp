@@ -372,8 +372,10 @@ void plan_output_buffers(et::Method& method, MethodState& state) {
   state.output_buffers.resize(count);
   release_caller_outputs(state);
   state.caller_outputs.assign(count, nullptr);
+  state.output_values.assign(count, nullptr);
   for (size_t i = 0; i < count; ++i) {
     const et::EValue& value = method.get_output(i);
+    state.output_values[i] = &value;
     auto info = meta.output_tensor_meta(i);
     state.output_needs_buffer[i] = value.isTensor() && info.ok() && !info->is_memory_planned() &&
                                    value.toTensor().const_data_ptr() == nullptr;
@@ -493,7 +495,7 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
     if (!state.output_needs_buffer[i]) {
       continue;
     }
-    const Tensor tensor = method.get_output(i).toTensor();
+    const Tensor tensor = state.output_values[i]->toTensor();
     const OutputName name{method, i};
     if (to_caller) {
       bool given = false;
@@ -545,12 +547,12 @@ Status give_output_buffers(CallContext& call, et::Method& method, MethodState& s
   return Status::Ok();
 }
 
-Status collect_method_outputs(et::Method& method, MethodState& state, const OutputOptions& options,
-                              TteOutput* outputs, size_t num_outputs) {
+Status collect_method_outputs(MethodState& state, const OutputOptions& options, TteOutput* outputs,
+                              size_t num_outputs) {
   QueuedCopies queued{options.stream};
   Status status;
   for (size_t i = 0; i < num_outputs && status.ok(); ++i) {
-    status = make_output(method.get_output(i), i, state, options, &queued, &outputs[i]);
+    status = make_output(*state.output_values[i], i, state, options, &queued, &outputs[i]);
   }
   // Copies may still read the method's memory: wait for them on failure too.
   const cudaError_t error = queued.wait();

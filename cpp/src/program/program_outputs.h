@@ -43,10 +43,11 @@ Status give_output_buffers(CallContext& call, executorch::runtime::Method& metho
 // Hands back the caller tensors a failed run did not get to return.
 void release_caller_outputs(MethodState& state);
 
-// Fills `outputs` (as many as the method returns) and returns with every
-// copy finished; on failure every output is released and left NONE.
-Status collect_method_outputs(executorch::runtime::Method& method, MethodState& state,
-                              const OutputOptions& options, TteOutput* outputs, size_t num_outputs);
+// Fills `outputs` (as many as the method returns, from the values
+// plan_output_buffers recorded) and returns with every copy finished; on
+// failure every output is released and left NONE.
+Status collect_method_outputs(MethodState& state, const OutputOptions& options, TteOutput* outputs,
+                              size_t num_outputs);
 
 // Calls each tensor's deleter and resets every entry to NONE.
 void release_outputs(TteOutput* outputs, size_t count);
