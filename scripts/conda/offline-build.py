@@ -20,18 +20,21 @@ relinking and link checks, and runs each output's tests:
                  tests run in linux-aarch64 environments with qemu-user
                  running every aarch64 program (scripts/conda/qemu-exec.c,
                  in place of binfmt_misc).
-linux-64 CUDA 13.4 also builds torch-tensorrt from Torch-TensorRT's v2.13.0
-source against the pytorch 2.13 stand-in (PyPI's torch 2.13.0, CUDA 13.0)
-and runs its test (import, runtime library, ExecuTorch serialization read
-back by the plugin). The recipe names upstream's git tag; this build maps it
-to the source archive in shared/sources beside the checkout (no machine here
-reaches GitHub) and says so. The other jobs build no torch-tensorrt (no
-pytorch stand-in for CUDA 12.9 or linux-aarch64) but build and test the
-tensorrt output it needs (CUDA 12 bindings on linux-64 12.9).
+The CUDA 13.4 jobs also build torch-tensorrt from Torch-TensorRT's v2.13.0
+source against the pytorch 2.13 stand-in of their platform (PyPI's torch
+2.13.0, CUDA 13.0). linux-64 runs its test (import, runtime library,
+ExecuTorch serialization read back by the plugin); linux-aarch64 cross-builds
+it in a second run without tests (its torch stand-in has none of NVIDIA's
+CUDA libraries, so torch does not import), installs it into a fresh prefix
+and checks that its libraries are aarch64 and link only what it declares.
+The recipe names upstream's git tag; this build maps it to the source archive
+in shared/sources beside the checkout (no machine here reaches GitHub) and
+says so. linux-64 CUDA 12.9 builds no torch-tensorrt (no pytorch stand-in for
+it) but builds and tests the tensorrt output it needs (CUDA 12 bindings).
 libexecutorch and libexecutorch-devel are built in each platform's CUDA 13.4
-job only; the CUDA 12.9 job's plugin takes them from the output channel (that
-job's upload), so the CUDA 13.4 job runs first. After each job the log names,
-per package, the libnvinfer and cuda-version builds its host took (the build
+job only, dllist (noarch) in linux-64's CUDA 13.4 job only; the other jobs
+take them from the output channel (that job's upload), so linux-64 CUDA 13.4
+runs first. After each job the log names, per package, the libnvinfer and cuda-version builds its host took (the build
 fails on a host package of another CUDA version) and where its host took
 libexecutorch-devel from; at the end, the jobs that built libexecutorch (one
 per platform, else the build fails). The python stand-ins are linux-64's
@@ -88,13 +91,19 @@ OUTPUT = WORK / "output"
 # CUDA 12.9 install uses and libexecutorch(-devel), which the CUDA 12.9 job's
 # plugin builds against (from the output channel), as on conda-forge.
 TARGETS = ["linux-64:13.4", "linux-64:12.9", "linux-aarch64:13.4"]
-# The job torch-tensorrt is built and tested in: the one the pytorch stand-in
-# (PyPI's torch 2.13 wheel, CPython 3.11, CUDA 13) matches.
-TORCH_TENSORRT_TARGET = ("linux-64", "13.4")
+# The jobs torch-tensorrt is built in: those a pytorch stand-in (PyPI's torch
+# 2.13 wheel of the platform, CPython 3.11, CUDA 13) matches. linux-64 runs its
+# test; linux-aarch64's torch stand-in does not import (no CUDA libraries), so
+# that package is built without its test and checked by check_torch_tensorrt.
+TORCH_TENSORRT_TARGETS = [("linux-64", "13.4"), ("linux-aarch64", "13.4")]
+# The one job that builds dllist (noarch): linux-64's CUDA 13 job, as the
+# recipe skips it elsewhere; every other job takes it from the output channel.
+DLLIST_TARGET = ("linux-64", "13.4")
 PYTHON_VARIANT = "3.11.* *_cpython"
 QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
 ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
+ELF_ARCH = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}
 # The abi3 baseline the recipe claims for the compiled binding (recipe/variants.yaml's python_min,
 # conda-forge's): linux-64 builds with it; linux-aarch64 narrows python_min to its one stand-in
 # CPython (3.11), the audit does not.
@@ -174,7 +183,7 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
     # build's host: the channel holds every one of those builds; the solver chooses.
     for platform, cuda in targets:
         requirements = recipe_requirements(cuda)
-        if (platform, cuda) == TORCH_TENSORRT_TARGET:
+        if (platform, cuda) in TORCH_TENSORRT_TARGETS:
             requirements["pytorch"] = f"{RECIPE_PYTORCH}.*"
         for line in standins.choices(platform, cuda, requirements):
             log(f"{platform} CUDA {cuda} (conda-forge snapshot): {line}")
@@ -199,9 +208,12 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
         items += standins.python_standins(work, "linux-64", pythons, runs_log=PYTHON_RUNS)
         items += standins.python_package_standins(work, "linux-64", pythons)
     items += standins.python_abi3_standins()
-    if TORCH_TENSORRT_TARGET in targets:
-        items += standins.pytorch_standin(work, TORCH_TENSORRT_TARGET[1], f"{RECIPE_PYTORCH}.*")
-        items += standins.torch_build_standins(work)
+    # A cross build of torch-tensorrt also imports the build machine's torch (setup.py):
+    # linux-64's stand-in, there whenever a linux-aarch64 job builds it (main() orders the jobs).
+    for platform, cuda in TORCH_TENSORRT_TARGETS:
+        if (platform, cuda) in targets:
+            items += standins.pytorch_standin(work, platform, cuda, f"{RECIPE_PYTORCH}.*")
+            items += standins.torch_build_standins(work, platform)
     problems = standins.check(items)
     if problems:
         raise SystemExit("offline-build: stand-ins disagree with tests/fixtures/conda-forge-snapshot.json:\n  "
@@ -331,8 +343,9 @@ def emulation_env(base: dict[str, str] | None = None) -> dict[str, str]:
 
 # ---- building -------------------------------------------------------------------------
 
-def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str]]:
-    """recipe/variants.yaml narrowed to one CUDA version (and its zipped compiler and glibc)."""
+def variant_overrides(src: Path, platform: str, cuda: str, torch_tensorrt: bool) -> dict[str, list[str]]:
+    """recipe/variants.yaml narrowed to one CUDA version (and its zipped compiler and glibc), with
+    torch-tensorrt (its pytorch variant) or without."""
     config = PlatformConfig(target_platform=platform, build_platform="linux-64", host_platform=platform)
     variants = VariantConfig.from_file_with_context(src / "recipe" / "variants.yaml", JinjaConfig(platform=config))
     chosen = variants["cuda_compiler_version"].index(cuda)
@@ -345,28 +358,30 @@ def variant_overrides(src: Path, platform: str, cuda: str) -> dict[str, list[str
     # (linux-64), else 3.11 (linux-aarch64).
     narrowed["python"] = [PYTHON_VARIANT]
     narrowed["python_min"] = [python_min(platform)]
-    if (platform, cuda) != TORCH_TENSORRT_TARGET:
-        # The one pytorch stand-in is PyPI's linux-64 CUDA 13 torch wheel:
-        # torch-tensorrt is skipped in the other jobs (pytorch "0" matches no
-        # Torch-TensorRT), which still build the tensorrt output it needs.
+    if not torch_tensorrt:
+        # pytorch "0" matches no Torch-TensorRT: torch-tensorrt is skipped, the
+        # tensorrt output it needs is still built.
         narrowed["pytorch"] = ["0"]
     return narrowed
 
 
 def rattler_build(src: Path, platform: str, overrides: dict[str, list[str]], log_name: str,
-                  skip_existing: str = "none") -> None:
+                  skip_existing: str = "none", tests: bool = True) -> None:
     """`rattler-build build --recipe recipe -m recipe/variants.yaml --variant ...`, through
     py-rattler-build's CLI entry (its per-variant API solves a cross build's host
-    environment for the build machine). Tests run for every output; the
-    linux-aarch64 ones under qemu-user (emulation_env)."""
+    environment for the build machine). Tests run for every output, the
+    linux-aarch64 ones under qemu-user (emulation_env); `tests` False runs none
+    of a cross build's ("native": a linux-aarch64 package is not tested)."""
+    test = "native" if platform == "linux-64" or not tests else "native-and-emulated"
     args = dict(recipes=[str(src / "recipe" / "recipe.yaml")], target_platform=platform, build_platform="linux-64",
                 channel=[OUTPUT.as_uri(), STANDINS.as_uri()], output_dir=str(OUTPUT),
                 variant_config=[str(src / "recipe" / "variants.yaml")], ignore_recipe_variants=True,
-                variant_overrides=overrides, test="native" if platform == "linux-64" else "native-and-emulated",
-                skip_existing=skip_existing)
+                variant_overrides=overrides, test=test, skip_existing=skip_existing)
     code = ("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
             "from rattler_build.cli_api import build_recipes\nbuild_recipes(**json.loads(sys.argv[1]))\n")
-    env = dict(os.environ) if platform == "linux-64" else emulation_env()
+    # The qemu-user preload serves the emulated tests only: a run without tests goes without it (the
+    # build machine's torch, which a cross build of torch-tensorrt imports, aborts at exit under it).
+    env = dict(os.environ) if platform == "linux-64" or not tests else emulation_env()
     # A test interpreter that dies of a signal prints nothing of its own; with the fault
     # handler it prints where (the test scripts inherit this environment).
     env["PYTHONFAULTHANDLER"] = "1"
@@ -452,6 +467,11 @@ def read_package_file(package: Path, name: str) -> bytes | None:
     return asyncio.run(read())
 
 
+def package_paths(package: Path) -> set[str]:
+    """The files a package installs (its info/paths.json)."""
+    return {entry["_path"] for entry in json.loads(read_package_file(package, "info/paths.json"))["paths"]}
+
+
 def python_runs(offset: int) -> list[tuple[str, Path, str]]:
     """(CPython version, sys.prefix, what it ran) of the stand-in interpreters' runs logged after
     `offset` (standins.RUNS_HOOK)."""
@@ -500,12 +520,26 @@ def check_python_tests(platform: str, cuda: str, packages: list[Path], runs: lis
                              f"not under {sorted(expected)}")
 
 
+def torch_tensorrt_untested(platform: str, cuda: str) -> bool:
+    """Whether the job builds torch-tensorrt without its test (a cross build: linux-aarch64)."""
+    return (platform, cuda) in TORCH_TENSORRT_TARGETS and platform != "linux-64"
+
+
 def build(src: Path, platform: str, cuda: str) -> list[Path]:
+    """Every output of one job and its tests. torch-tensorrt, where a pytorch stand-in exists: on
+    linux-64 with the rest; on linux-aarch64, whose torch stand-in cannot import (its test
+    would), in a second run of the same recipe and variants without tests, where every other
+    output is skipped as built, and checked by check_torch_tensorrt instead."""
     before = built_packages()
     runs_offset = PYTHON_RUNS.stat().st_size if PYTHON_RUNS.exists() else 0
-    overrides = variant_overrides(src, platform, cuda)
+    untested = torch_tensorrt_untested(platform, cuda)
+    overrides = variant_overrides(src, platform, cuda, (platform, cuda) in TORCH_TENSORRT_TARGETS and not untested)
     log(f"{platform} CUDA {cuda}: rattler-build, every output and its tests")
     rattler_build(src, platform, overrides, f"build-{platform}-{cuda}.log")
+    if untested:
+        log(f"{platform} CUDA {cuda}: rattler-build, torch-tensorrt without its test (torch does not import here)")
+        rattler_build(src, platform, variant_overrides(src, platform, cuda, True),
+                      f"build-{platform}-{cuda}-torch-tensorrt.log", skip_existing="local", tests=False)
     packages = sorted(p for p, mtime in built_packages().items() if before.get(p) != mtime)
     for package in packages:
         log(f"  built {package.relative_to(OUTPUT)}")
@@ -609,6 +643,41 @@ def check_installed(platform: str, cuda: str) -> None:
     log(f"{platform} CUDA {cuda}: a program ran from Python with no environment variables")
 
 
+def check_torch_tensorrt(platform: str, cuda: str) -> None:
+    """torch-tensorrt built without its test (linux-aarch64): it installs into a fresh prefix solved
+    from the channels (dllist from linux-64's CUDA 13 job), and every library it ships is for the
+    target's machine and links only what the package declares (the package test's library checks,
+    recipe/tests/torch-tensorrt/check_torch_tensorrt.py --links-only, which import nothing)."""
+    prefix = WORK / f"env-{platform}-{cuda}-torch-tensorrt"
+    bs = f"cuda{cuda.replace('.', '')}_*"
+    records = create_env(prefix, [f"torch-tensorrt * {bs}", "python 3.11.*"], platform, [OUTPUT, STANDINS])
+    def origin(record) -> str:
+        return "output channel" if record.url.startswith(OUTPUT.as_uri()) else "stand-in"
+    log(f"{platform} CUDA {cuda}: installed " + ", ".join(
+        f"{r.name.normalized} {r.version} {r.build} ({origin(r)})" for r in records
+        if r.name.normalized in ("torch-tensorrt", "tensorrt", "dllist", "pytorch", "libnvinfer")))
+    (package,) = prefix.glob("lib/python3.*/site-packages/torch_tensorrt")
+    subprocess.run([sys.executable, str(ROOT / "recipe" / "tests" / "torch-tensorrt" / "check_torch_tensorrt.py"),
+                    "--links-only", str(package), "--machine", ELF_ARCH[platform]], check=True)
+    log(f"{platform} CUDA {cuda}: torch-tensorrt's libraries are {ELF_ARCH[platform]} and link only what it declares "
+        "(not imported: its torch stand-in has no CUDA libraries)")
+    # Its strict package_contents test did not run either: it must hold the files of linux-64's
+    # package of the same recipe and CPython, which passed it.
+    build = f"cuda{cuda.replace('.', '')}_py311_*"
+    (here,) = OUTPUT.glob(f"{platform}/torch-tensorrt-*-{build}.conda")
+    (reference,) = OUTPUT.glob(f"linux-64/torch-tensorrt-*-{build}.conda")
+    files, expected = package_paths(here), package_paths(reference)
+    if files != expected:
+        raise SystemExit(f"offline-build: {here.name} differs from {reference.name}: missing "
+                         f"{sorted(expected - files)[:10]}, extra {sorted(files - expected)[:10]}")
+    # pip wrote its console script on the build machine: it must run the prefix's python.
+    head = (prefix / "bin" / "torchtrtrun").read_text().splitlines()[:3]
+    if not any(str(prefix / "bin" / "python") in line for line in head):
+        raise SystemExit(f"offline-build: {prefix}/bin/torchtrtrun does not run the prefix's python: {head}")
+    log(f"{platform} CUDA {cuda}: {here.name} holds the files of {reference.name} ({len(files)}), "
+        "which passed the strict package_contents test; bin/torchtrtrun runs the prefix's python")
+
+
 def pixi_env_specs(environment: str) -> list[str]:
     """The conda dependencies pixi's `environment` declares for linux-64 (pixi.toml)."""
     with open(ROOT / "pixi.toml", "rb") as f:
@@ -660,6 +729,9 @@ def main() -> int:
     parser.add_argument("--source-rev", metavar="REV",
                         help="build the plugin outputs from the archive of this commit, not from the checkout")
     args = parser.parse_args()
+    unknown = [t for t in args.target if t not in TARGETS]
+    if unknown:
+        parser.error(f"unknown target {', '.join(unknown)}: expected platform:cuda, one of {', '.join(TARGETS)}")
     targets = [tuple(t.split(":")) for t in args.target]
     # libexecutorch and -devel are built in each platform's CUDA 13 job only: the other jobs take
     # them from the output channel, so that job comes first and cannot be left out.
@@ -667,6 +739,12 @@ def main() -> int:
         if not cuda.startswith("13.") and not any(p == platform and c.startswith("13.") for p, c in targets[:index]):
             parser.error(f"{platform}:{cuda} builds against libexecutorch-devel from {platform}'s CUDA 13 job "
                          f"(the one job that builds it): name {platform}:{TARGETS[0].split(':')[1]} before it")
+        # dllist likewise, in one job of all; a cross build of torch-tensorrt also needs linux-64's torch.
+        if ((platform, cuda) in TORCH_TENSORRT_TARGETS and (platform, cuda) != DLLIST_TARGET
+                and DLLIST_TARGET not in targets[:index]):
+            parser.error(f"{platform}:{cuda} builds torch-tensorrt, which requires dllist (built in "
+                         f"{':'.join(DLLIST_TARGET)} only) and cross-builds with linux-64's torch: "
+                         f"name {':'.join(DLLIST_TARGET)} before it")
     started = time.time()
     WORK.mkdir(parents=True, exist_ok=True)
     PYTHON_RUNS.unlink(missing_ok=True)
@@ -677,18 +755,28 @@ def main() -> int:
     OUTPUT.mkdir(parents=True)
     timings = {}
     executorch_jobs: dict[str, list[str]] = {}
+    dllist_jobs: list[str] = []
     for platform, cuda in targets:
         t = time.time()
         packages = build(src, platform, cuda)
         if any(p.name.startswith("libexecutorch-") for p in packages):
             executorch_jobs.setdefault(platform, []).append(cuda)
+        if any(p.name.startswith("dllist-") for p in packages):
+            dllist_jobs.append(f"{platform} CUDA {cuda}")
         check_installed(platform, cuda)
+        if torch_tensorrt_untested(platform, cuda):
+            check_torch_tensorrt(platform, cuda)
         timings[f"{platform} CUDA {cuda}"] = time.time() - t
     for platform, cudas in executorch_jobs.items():
         jobs = ", ".join(f"CUDA {c}" for c in cudas)
         log(f"{platform}: libexecutorch and libexecutorch-devel were built in {len(cudas)} job(s): {jobs}")
         if len(cudas) != 1:
             raise SystemExit(f"offline-build: libexecutorch was built in more than one {platform} job ({jobs})")
+    if DLLIST_TARGET in targets:
+        log(f"dllist (noarch) was built in {len(dllist_jobs)} job(s): {', '.join(dllist_jobs)}")
+        if len(dllist_jobs) != 1:
+            raise SystemExit(f"offline-build: dllist was built in {len(dllist_jobs)} jobs ({', '.join(dllist_jobs)}), "
+                             "expected one")
     if not args.no_env_tasks and ("linux-64", "13.4") in targets:
         t = time.time()
         check_env_tasks()

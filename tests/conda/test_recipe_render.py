@@ -144,6 +144,32 @@ def test_executorch_runtime_is_built_in_one_cuda_job(render_module, versions, co
             assert plugin_jobs == 2, "the linux-64 CUDA 12.9 and 13 jobs both build the plugin"
 
 
+DLLIST_VERSION = re.search(r'^  dllist_version: "([0-9.]+)"$', RECIPE_TEXT, re.M).group(1)
+
+
+@pytest.mark.parametrize("config", ["variants", "conda-forge"])
+def test_dllist_is_built_in_one_job(render_module, config):
+    """dllist is noarch: one package serves every platform and CUDA job, so exactly one job of
+    all builds it (linux-64's CUDA 13 job) and no two feedstock jobs upload the same file. Every
+    other job that builds torch-tensorrt, which requires it, renders on its own and names it by a
+    plain spec, which the channel that job uploads to satisfies."""
+    dllist = f"dllist >={DLLIST_VERSION},<{int(DLLIST_VERSION.split('.')[0]) + 1}"
+    builders, takers = [], []
+    for platform in render_module.PLATFORMS:
+        for job, variants in render_module.jobs(platform, config):
+            outputs = render_module.render(platform, variants=variants)
+            if by_name(outputs, "dllist"):
+                builders.append((platform, job))
+            for o in by_name(outputs, "torch-tensorrt"):
+                assert dllist in o["requirements"]["run"], (platform, job, o["requirements"]["run"])
+                if not by_name(outputs, "dllist"):
+                    takers.append((platform, job["cuda_compiler_version"]))
+    assert len(builders) == 1, f"dllist ({config}) is built in {len(builders)} jobs: {builders}"
+    ((platform, job),) = builders
+    assert platform == "linux-64" and job["cuda_compiler_version"].startswith("13."), builders
+    assert ("linux-aarch64", "13.4") in takers and ("linux-64", "12.9") in takers, takers
+
+
 def test_executorch_wheel_source_matches_platform_and_version(rendered, versions):
     for _platform, outputs in rendered.items():
         (lib,) = by_name(outputs, "libexecutorch")
@@ -413,6 +439,10 @@ def test_torch_tensorrt_from_source(rendered, versions):
                 assert name in host, f"{name} not in torch-tensorrt's host requirements"
             build = spec_names(o["requirements"]["build"])
             assert f"cuda-nvcc_{platform}" in build and "cmake" in build
+            # Cross-compiled (linux-aarch64 on linux-64), setup.py imports the build machine's
+            # torch, which imports its numpy.
+            cross = {"python", f"cross-python_{platform}", "pytorch", "numpy"}
+            assert (cross <= set(build)) == (platform != "linux-64"), build
             # Torch-TensorRT's [executorch] extra must not become a pin on ExecuTorch.
             assert not any("executorch" in str(r) and "<" in str(r) for r in run)
             scripts = " ".join(str(t["script"]) for t in o["tests"] if "script" in t)

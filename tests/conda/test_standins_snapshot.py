@@ -75,6 +75,7 @@ def all_metadata(standins) -> list:
     # linux-64's stand-ins also have the recipe's python_min and the newest CPython here.
     items += standins.python_meta("linux-64", "3.10.13") + standins.python_meta("linux-64", "3.13.0")
     items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0") + standins.python_abi3_standins()
+    items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0", "linux-aarch64")
     return items
 
 
@@ -137,15 +138,27 @@ def test_cuda_standins_carry_the_published_versions(standins, platform, cuda):
     assert items[f"cuda-crt-dev_{platform}"].version.startswith(crt["series"].rstrip("*"))
 
 
-def test_pytorch_python_and_abi3_standins(standins):
-    (pytorch,) = standins.pytorch_meta("13.4", "2.13.*", "2.13.0")
+@pytest.mark.parametrize("platform", ["linux-64", "linux-aarch64"])
+def test_pytorch_standins(standins, platform):
+    """One per platform torch-tensorrt is built on: conda-forge's newest CUDA 13 build of pytorch
+    2.13 there, its build number and run_exports."""
+    (pytorch,) = standins.pytorch_meta("13.4", "2.13.*", "2.13.0", platform)
     builds = [b for b in entry("pytorch")["builds"] if b["version"].startswith("2.13.")
-              and any(c is not None and fits(c, "13.4") for c in b["platforms"]["linux-64"])]
+              and any(c is not None and fits(c, "13.4") for c in b["platforms"][platform])]
     newest = max(builds, key=lambda b: key(b["version"]))
+    assert pytorch.subdir == platform
     assert pytorch.version == newest["version"]
     assert pytorch.build_number == newest["build_number"] + newest["cuda_build_number_offset"]
     assert pytorch.build_string.startswith("cuda130_")
     assert pytorch.run_exports == run_exports("pytorch", pytorch.version)
+    assert set(standins.TORCH_WHEELS) == {"linux-64", "linux-aarch64"}
+    url, sha256 = standins.TORCH_WHEELS[platform]
+    arch = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}[platform]
+    assert url.endswith(f"/torch-2.13.0-cp311-cp311-manylinux_2_28_{arch}.whl")
+    assert re.fullmatch(r"[0-9a-f]{64}", sha256)
+
+
+def test_python_and_abi3_standins(standins):
     python = standins.python_meta("linux-aarch64", "3.11.2")[0]
     assert python.version == "3.11.2" and python.run_exports == run_exports("python", "3.11.2")
     abi3 = standins.python_abi3_standins()
@@ -189,7 +202,7 @@ def test_the_standins_agree_with_the_snapshot_and_the_check_catches_what_does_no
     problems = "\n".join(standins.check(items))
     assert "libnvinfer 11.2.0.0" in problems and "publishes no such version" in problems
     assert "libnvinfer-devel" in problems and "run_exports" in problems
-    assert "pytorch 2.13.0 (linux-64): build number 200" in problems
+    assert "pytorch 2.13.0 (linux-aarch64): build number 200" in problems
     assert "cuda-version 13.0.1" in problems
 
 
