@@ -4,7 +4,8 @@ Shared by tests/reliability/test_load_memory.py (which asserts the bounds)
 and the benchmarks (bench_cpu.py with the host test provider, bench_gpu.py
 with the CUDA test provider), which report it as "load_host_memory".
 
-The file is read, not mapped or locked: the engine's bytes are copied once
+The file is read, not mapped or locked (an engine of 1 MiB or more into pages
+populated in one call, program/tracked_file_loader.h): the engine's bytes are copied once
 into private memory when its method loads, handed to the provider, and freed
 when the delegate has initialized. So loading costs about the file's size at
 its peak and little after. The engine is a test-engine plan padded with

@@ -4,6 +4,8 @@
 // identity, offset, size) while its buffer lives and forgotten when freed;
 // other segment kinds, a file changed, replaced or removed since it was
 // opened, and failed reads record nothing; size and load_into pass through.
+// A backend segment of 1 MiB or more is read into pages of its own (page
+// aligned), recorded and freed the same way.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -141,6 +143,40 @@ TEST_F(TrackedFileLoaderTest, SizeAndLoadIntoAreTheFilesOwn) {
   char buffer[5] = {};
   ASSERT_EQ(tracked.load_into(20, 4, Segment(Segment::Type::Backend, 0), buffer), et::Error::Ok);
   EXPECT_EQ(std::string(buffer), "klmn");
+  EXPECT_EQ(tte::recorded_segment_count(), before_);
+}
+
+TEST_F(TrackedFileLoaderTest, ALargeBackendSegmentIsReadIntoPagesOfItsOwn) {
+  std::string bytes(3u << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<char>('a' + i % 23);
+  }
+  write(bytes);
+  ASSERT_TRUE(tte::WatchedFile::current_identity_key(path_, &identity_));
+  const tte::TrackedFileLoader tracked = loader(identity_);
+  const size_t offset = 4097;
+  const size_t size = (2u << 20) + 5;
+  auto loaded = tracked.load(offset, size, Segment(Segment::Type::Backend, 0));
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), size);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(loaded->data()) % static_cast<uintptr_t>(::getpagesize()),
+            0u);
+  EXPECT_TRUE(text(*loaded) == bytes.substr(offset, size)) << "the segment's bytes differ";
+  EXPECT_EQ(tte::segment_origin(loaded->data(), loaded->size()),
+            identity_ + "@" + std::to_string(offset) + ":" + std::to_string(size));
+  loaded->Free();
+  EXPECT_EQ(tte::recorded_segment_count(), before_);
+
+  // Not settled when opened (no identity): read the same way, recorded nowhere.
+  const tte::TrackedFileLoader unsettled = loader("");
+  auto again = unsettled.load(offset, size, Segment(Segment::Type::Backend, 0));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(text(*again) == bytes.substr(offset, size)) << "the segment's bytes differ";
+  EXPECT_EQ(tte::recorded_segment_count(), before_);
+
+  // Past the end: the read's error, nothing recorded.
+  auto past = tracked.load(2u << 20, 2u << 20, Segment(Segment::Type::Backend, 0));
+  EXPECT_FALSE(past.ok());
   EXPECT_EQ(tte::recorded_segment_count(), before_);
 }
 

@@ -40,10 +40,10 @@ Status keep_copy(const void* data, size_t size, const char* what, OpenedProgram*
   return Status::Ok();
 }
 
-// A FileDataLoader over `file`; for the program's own file, when it has not
-// changed just before it was opened (WatchedFile::settled), one that records
-// where its backend segments came from (engine-cache keys without hashing
-// the plans).
+// A FileDataLoader over `file`; for the program's own file, one that reads
+// its engines into memory populated at once and, when the file has not
+// changed just before it was opened (WatchedFile::settled), records where
+// they came from (engine-cache keys without hashing the plans).
 Status file_loader(CallContext& call, const WatchedFile& file, const char* what,
                    bool track_segments, std::unique_ptr<et::DataLoader>* out) {
   ExecuTorchStep step(call, ProgramStep::kOpen);
@@ -52,9 +52,9 @@ Status file_loader(CallContext& call, const WatchedFile& file, const char* what,
     return step.failed(loader.error(),
                        std::string("cannot open ") + what + " '" + file.path() + "'");
   }
-  if (track_segments && file.settled()) {
-    *out =
-        std::make_unique<TrackedFileLoader>(std::move(*loader), file.path(), file.identity_key());
+  if (track_segments) {
+    *out = std::make_unique<TrackedFileLoader>(std::move(*loader), file.path(),
+                                               file.settled() ? file.identity_key() : "");
   } else {
     *out = std::make_unique<FileDataLoader>(std::move(*loader));
   }

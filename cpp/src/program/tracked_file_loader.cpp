@@ -1,5 +1,7 @@
 #include "program/tracked_file_loader.h"
 
+#include <sys/mman.h>
+
 #include <new>
 #include <utility>
 
@@ -22,12 +24,39 @@ void free_held_segment(void* context, void* data, size_t /*size*/) {
   delete static_cast<HeldSegment*>(context);  // frees the inner buffer
 }
 
+void unmap_pages(void* /*context*/, void* data, size_t size) { ::munmap(data, size); }
+
 }  // namespace
+
+// The pages are all written by the read that follows, so populating them
+// first wastes nothing; where the mapping cannot be made, ExecuTorch's own
+// allocation does as before.
+
+et::Result<et::FreeableBuffer> TrackedFileLoader::read_backend_segment(
+    size_t offset, size_t size, const SegmentInfo& segment_info) const {
+  if (size < kPopulatedFrom) {
+    return inner_.load(offset, size, segment_info);
+  }
+  void* pages = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (pages == MAP_FAILED) {
+    return inner_.load(offset, size, segment_info);
+  }
+  const et::Error error = inner_.load_into(offset, size, segment_info, pages);
+  if (error != et::Error::Ok) {
+    ::munmap(pages, size);
+    return error;
+  }
+  return et::FreeableBuffer(pages, size, unmap_pages, nullptr);
+}
 
 et::Result<et::FreeableBuffer> TrackedFileLoader::load(size_t offset, size_t size,
                                                        const SegmentInfo& segment_info) const {
-  et::Result<et::FreeableBuffer> loaded = inner_.load(offset, size, segment_info);
-  if (!loaded.ok() || segment_info.segment_type != SegmentInfo::Type::Backend) {
+  if (segment_info.segment_type != SegmentInfo::Type::Backend) {
+    return inner_.load(offset, size, segment_info);
+  }
+  et::Result<et::FreeableBuffer> loaded = read_backend_segment(offset, size, segment_info);
+  if (!loaded.ok() || file_identity_.empty()) {
     return loaded;
   }
   // Asked after the read: a change during or before it shows in the change
