@@ -74,6 +74,11 @@ Status cuda_failure(cudaError_t status, const std::string& what) {
 }
 
 DeviceGuard::DeviceGuard(int device) {
+  if (device == 0 && cuda_device_count() == 1) {
+    // The one visible device is current whatever the thread set: no call.
+    previous_ = 0;
+    return;
+  }
   status_ = cudaGetDevice(&previous_);
   if (status_ != cudaSuccess) {
     cudaGetLastError();
@@ -97,7 +102,8 @@ DeviceGuard::~DeviceGuard() {
 
 int current_cuda_device() {
   int device = 0;
-  if (cuda_device_count() == 0 || cudaGetDevice(&device) != cudaSuccess) {
+  // With one device or none, the answer is 0 without asking.
+  if (cuda_device_count() <= 1 || cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return 0;
   }

@@ -35,7 +35,8 @@ Status cuda_failure(cudaError_t status, const std::string& what);
 
 // Makes `device` current for the guard's scope and restores the caller's
 // device afterwards, so a delegate call never leaves the caller's thread on
-// another GPU.
+// another GPU. With one visible device, asked for device 0, it calls nothing:
+// that device is current on every thread.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);
