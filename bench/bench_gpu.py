@@ -16,7 +16,10 @@ highest round beside it. Goals:
 - Program.run, device-resident I/O, null kernel, views / bare launch     <= 1.5
 - Program.forward (owned outputs) / bare launch                          <= 2.0
 - Program.run with cuda_graphs=True, the caller reusing its buffers
-  / bare cudaGraphLaunch + sync                                           <= 1.2
+  / bare cudaGraphLaunch + sync on a stream of the same kind              <= 1.2
+  (torch's default stream: the engine runs on a blocking stream of the
+  delegate's, against a launch on a blocking stream; the caller's own
+  non-blocking stream, against a launch on a non-blocking one)
 - a 1000-step loop of Program.forward with cuda_graphs=True and a fresh
   input tensor (and a fresh output) each step: graph replays per step
   after warm-up                                                           >= 0.99
@@ -87,7 +90,12 @@ def warmed(call, warmup: int = WARMUP):
 
 
 class PythonBaselines:
-    """A null kernel launched from Python with cupy, plainly and as a CUDA graph."""
+    """A null kernel launched from Python with cupy, plainly and as a CUDA graph.
+
+    The graph is launched on a non-blocking stream, or on a blocking one: a program called on torch's
+    default (legacy) stream runs its engine on a blocking stream of its own (so that it follows the
+    caller's default-stream work), and a launch there is compared with a bare launch on a stream of
+    the same kind."""
 
     def __init__(self):
         import cupy
@@ -95,6 +103,7 @@ class PythonBaselines:
         self.cupy = cupy
         self.kernel = cupy.RawKernel(r'extern "C" __global__ void tte_null() {}', "tte_null")
         self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.blocking_stream = cupy.cuda.Stream(non_blocking=False)
 
     def launch_sync(self):
         kernel, stream = self.kernel, self.stream
@@ -105,9 +114,9 @@ class PythonBaselines:
 
         return call
 
-    def graph_launch_sync(self):
+    def graph_launch_sync(self, blocking: bool = False):
         """A call launching a captured null kernel + sync, or None where cupy cannot capture."""
-        stream = self.stream
+        stream = self.blocking_stream if blocking else self.stream
         try:
             stream.begin_capture()
             self.kernel((1,), (1,), (), stream=stream)
@@ -205,10 +214,27 @@ def call_rounds(programs: Path, baselines: PythonBaselines, calls: int, rounds: 
     bare_graph = baselines.graph_launch_sync()
     if bare_graph is not None:
         paths["bare_graph_launch"] = bare_graph
+        blocking = baselines.graph_launch_sync(blocking=True)
+        if blocking is not None:
+            paths["bare_graph_launch_blocking_stream"] = blocking
     for call in paths.values():
         warmed(call)
-    return interleaved_rounds({name: (lambda call=call: p50_us(call, calls, warmup=0)) for name, call in paths.items()},
-                              rounds)
+    measures = {name: (lambda call=call: p50_us(call, calls, warmup=0)) for name, call in paths.items()}
+    if bare_graph is not None:
+        # The same call with torch's current stream set to a non-blocking stream: the engine runs on
+        # the caller's stream itself, of the kind the bare launch above uses.
+        caller_stream = torch.cuda.Stream()  # torch's streams are non-blocking
+
+        def on_caller_stream() -> float:
+            default = torch.cuda.current_stream()
+            torch.cuda.set_stream(caller_stream)
+            try:
+                return p50_us(paths["run_cuda_graphs"], calls, warmup=WARMUP)
+            finally:
+                torch.cuda.set_stream(default)
+
+        measures["run_cuda_graphs_caller_stream"] = on_caller_stream
+    return interleaved_rounds(measures, rounds)
 
 
 def fresh_tensor_loop(programs: Path, baselines: PythonBaselines, steps: int, rounds: int) -> dict:
@@ -256,7 +282,9 @@ def fresh_tensor_loop(programs: Path, baselines: PythonBaselines, steps: int, ro
 
         return measure
 
-    bare_graph = baselines.graph_launch_sync() or baselines.launch_sync()
+    # Like for like: the loop runs on torch's default stream, so the engine on a blocking stream.
+    bare_graph = (baselines.graph_launch_sync(blocking=True) or baselines.graph_launch_sync()
+                  or baselines.launch_sync())
     measures = {
         "graphs_fresh": loop_of(graphed, counted=True),
         "plain_fresh": loop_of(plain),
@@ -504,8 +532,17 @@ def main() -> int:
                "Program.forward(x), owned outputs / cupy launch + sync")
     if graph_key:
         results["graph_baseline_from"] = "python (cupy)"
-        add_rounds("cuda_graphs_vs_bare_graph_launch", calls, "run_cuda_graphs", graph_key, 1.2, "<=",
-                   "Program.run with cuda_graphs=True, buffers reused / cudaGraphLaunch + sync")
+        blocking_key = next(k for k in ("bare_graph_launch_blocking_stream", graph_key) if k in calls)
+        add_rounds("cuda_graphs_vs_bare_graph_launch", calls, "run_cuda_graphs", blocking_key, 1.2, "<=",
+                   "Program.run with cuda_graphs=True, buffers reused, torch's default stream (the engine "
+                   "runs on a blocking stream of the delegate's) / cudaGraphLaunch + sync on a blocking stream")
+        add_rounds("cuda_graphs_caller_stream_vs_bare_graph_launch", calls, "run_cuda_graphs_caller_stream",
+                   graph_key, 1.2, "<=",
+                   "the same on the caller's non-blocking stream (torch.cuda.set_stream) / cudaGraphLaunch "
+                   "+ sync on a non-blocking stream")
+        r = ratio(calls, "run_cuda_graphs", graph_key)
+        reference("(reference) cuda_graphs, default stream / bare launch on a non-blocking stream",
+                  statistics.median(calls["run_cuda_graphs"]), statistics.median(calls[graph_key]), r)
     else:
         results["graph_baseline_from"] = "native (cupy graphs unavailable)"
         add("cuda_graphs_vs_bare_graph_launch", statistics.median(calls["run_cuda_graphs"]),

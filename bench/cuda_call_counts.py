@@ -98,7 +98,19 @@ def main() -> int:
         kernel((1,), (1,), (), stream=stream)
         stream.synchronize()
 
+    blocking = cupy.cuda.Stream(non_blocking=False)
+
+    def bare_graph_blocking():
+        graph.launch(blocking)
+        blocking.synchronize()
+
+    caller_stream = torch.cuda.Stream()
+    torch.cuda.set_stream(caller_stream)
+    per_call("run, views, cuda_graphs (buffers reused), the caller's non-blocking stream",
+             lambda: graphs.run([x], copy=False), reset, read)
+    torch.cuda.set_stream(torch.cuda.default_stream())
     per_call("bare cudaGraphLaunch + sync (cupy)", bare_graph, reset, read)
+    per_call("bare cudaGraphLaunch + sync (cupy), blocking stream", bare_graph_blocking, reset, read)
     per_call("bare kernel launch + sync (cupy)", bare_launch, reset, read)
 
     program = args.programs / "add_one_256_resident.pte"
