@@ -180,4 +180,33 @@ TEST_F(TrackedFileLoaderTest, ALargeBackendSegmentIsReadIntoPagesOfItsOwn) {
   EXPECT_EQ(tte::recorded_segment_count(), before_);
 }
 
+// Peak resident memory (VmHWM) of this process, in KiB, or -1.
+long peak_resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      return std::stol(line.substr(6));
+    }
+  }
+  return -1;
+}
+
+TEST_F(TrackedFileLoaderTest, ASegmentPastTheEndTakesNoMemory) {
+  // A damaged file's segment of 256 MiB in a file of 32 bytes: refused
+  // before its pages are populated (the peak resident set stays put).
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.close();
+  const long before = peak_resident_kib();
+  if (before < 0 || !clear) {
+    GTEST_SKIP() << "no /proc/self/status or clear_refs here";
+  }
+  const tte::TrackedFileLoader tracked = loader(identity_);
+  auto past = tracked.load(0, size_t{256} << 20, Segment(Segment::Type::Backend, 0));
+  EXPECT_FALSE(past.ok());
+  EXPECT_LT(peak_resident_kib() - before, 64 * 1024) << "the segment's pages were populated";
+  EXPECT_EQ(tte::recorded_segment_count(), before_);
+}
+
 }  // namespace

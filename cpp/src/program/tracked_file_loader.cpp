@@ -29,12 +29,15 @@ void unmap_pages(void* /*context*/, void* data, size_t size) { ::munmap(data, si
 }  // namespace
 
 // The pages are all written by the read that follows, so populating them
-// first wastes nothing; where the mapping cannot be made, ExecuTorch's own
-// allocation does as before.
-
+// first wastes nothing; a range the file does not hold goes to ExecuTorch's
+// own load before any memory is taken (a damaged file's size could ask for
+// more than the machine has), for its checks and its error, and so does a
+// mapping that cannot be made.
 et::Result<et::FreeableBuffer> TrackedFileLoader::read_backend_segment(
     size_t offset, size_t size, const SegmentInfo& segment_info) const {
-  if (size < kPopulatedFrom) {
+  const et::Result<size_t> file_size = inner_.size();
+  if (size < kPopulatedFrom || !file_size.ok() || offset > *file_size ||
+      size > *file_size - offset) {
     return inner_.load(offset, size, segment_info);
   }
   void* pages = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
