@@ -40,8 +40,8 @@ if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   done
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing Debian packages: ${missing[*]}"
-    apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    scripts/with-retries.sh apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive scripts/with-retries.sh apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
 else
   # Not root or not Debian: check the commands and files themselves.
@@ -70,13 +70,13 @@ fi
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv with $($py --version)"
   "$py" -m venv .venv
-  .venv/bin/python -m pip install -q --upgrade pip
+  scripts/with-retries.sh .venv/bin/python -m pip install -q --upgrade pip
 fi
 stamp=.venv/.requirements-dev.sha256
 want="$(sha256sum requirements-dev.txt | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing requirements-dev.txt into .venv (torch is large: this takes a few minutes)"
-  .venv/bin/python -m pip install -q -r requirements-dev.txt
+  scripts/with-retries.sh .venv/bin/python -m pip install -q -r requirements-dev.txt
   echo "$want" > "$stamp"
 fi
 # The serving tests run the tritonserver binary and Python backend stub that
@@ -84,6 +84,6 @@ fi
 pytriton_version=0.7.0
 if [ "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("nvidia-pytriton"))' 2>/dev/null)" != "$pytriton_version" ]; then
   log "installing nvidia-pytriton $pytriton_version (tritonserver for the serving tests) without its dependencies"
-  .venv/bin/python -m pip install -q --no-deps "nvidia-pytriton==$pytriton_version"
+  scripts/with-retries.sh .venv/bin/python -m pip install -q --no-deps "nvidia-pytriton==$pytriton_version"
 fi
 log "ready: $(.venv/bin/python -c 'import torch, importlib.metadata as m; print("torch", torch.__version__, "executorch", m.version("executorch"))')"

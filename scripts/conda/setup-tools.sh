@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 venv="$root/.venv-conda"
 
-debian_packages=(ccache qemu-user-static g++-aarch64-linux-gnu patchelf unzip)
+debian_packages=(ccache qemu-user-static g++-aarch64-linux-gnu patchelf unzip curl)
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${debian_packages[@]}"; do
@@ -18,8 +18,8 @@ if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "[setup-tools] installing Debian packages: ${missing[*]}" >&2
-    apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    "$root/scripts/with-retries.sh" apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive "$root/scripts/with-retries.sh" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
 fi
 
@@ -28,6 +28,6 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The versions the checks were written against: their render output and
 # Python API are what tests/conda reads.
-"$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet "py-rattler-build==0.73.0" "py-rattler==0.28.0" pyyaml pytest
+"$root/scripts/with-retries.sh" "$venv/bin/python" -m pip install --quiet --upgrade pip
+"$root/scripts/with-retries.sh" "$venv/bin/python" -m pip install --quiet "py-rattler-build==0.73.0" "py-rattler==0.28.0" pyyaml pytest
 "$venv/bin/python" -c "import rattler_build; print('rattler-build', rattler_build.rattler_build_version())"

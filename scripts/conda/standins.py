@@ -92,7 +92,6 @@ import re
 import shutil
 import subprocess
 import sys
-import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +150,10 @@ def log(message: str) -> None:
 
 def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, **kwargs)
+
+
+# A command that reaches the network runs through this: tried again after a pause when it fails.
+WITH_RETRIES = str(ROOT / "scripts" / "with-retries.sh")
 
 
 # ---- what conda-forge publishes: tests/fixtures/conda-forge-snapshot.json ---------------
@@ -326,7 +329,7 @@ def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
                       if p.name.lower().startswith(f"{prefix}-{version}") and arch in p.name
                       and ("-py3-none-" in p.name or "-abi3-" in p.name or f"-{tag}-" in p.name))
     if not cached():
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+        cmd = [WITH_RETRIES, sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                "--python-version", python, "-d", str(WHEELS), spec]
         for glibc in ("2_35", "2_34", "2_28", "2_27", "2_17", "2_12"):
             cmd += ["--platform", f"manylinux_{glibc}_{arch}"]
@@ -366,9 +369,9 @@ def pure_wheel(spec: str, python: str | None = None) -> Path:
     hits = cached()
     if not hits:
         # The pure-Python wheel even where the release also has compiled ones (tomli 2.5).
-        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform", "any",
-             "--implementation", "py", "--abi", "none", *(["--python-version", python] if python else []),
-             "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
+        run([WITH_RETRIES, sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+             "--platform", "any", "--implementation", "py", "--abi", "none",
+             *(["--python-version", python] if python else []), "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
         hits = cached()
     if not hits:
         raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}" + (f" and CPython {python}" if python
@@ -412,7 +415,7 @@ def _apt_get(*args: str) -> list[str]:
         "APT::Architecture": native,
         "APT::Architectures::": native,
     }
-    command = ["apt-get", "-q"]
+    command = ["apt-get", "-q", "-o", "Acquire::Retries=3"]
     for key, value in options.items():
         command += ["-o", f"{key}={value}"]
     command += ["-o", "APT::Architectures::=arm64"]
@@ -1100,8 +1103,8 @@ def pinned_download(url: str, sha256: str) -> Path:
     if not dest.exists():
         log(f"downloading {dest.name}")
         partial = dest.with_suffix(".part")
-        with urllib.request.urlopen(url) as response, partial.open("wb") as out:
-            shutil.copyfileobj(response, out, 1 << 20)
+        # -C -: an attempt after a dropped connection goes on from the bytes already here.
+        run([WITH_RETRIES, "curl", "-fsSL", "-C", "-", "-o", str(partial), url])
         partial.rename(dest)
     digest = hashlib.sha256()
     with dest.open("rb") as f:
