@@ -10,11 +10,10 @@ every build it lists for a job in the channel, and the log says per job what
 it lists and what the recipe's requirements take. For each target,
 `rattler-build build` (py-rattler-build's CLI entry, with recipe/variants.yaml
 narrowed to one CUDA version, the per-CPython outputs (tensorrt,
-torch-tensorrt) to CPython 3.11, the pytorch stand-ins' and linux-aarch64's
-one stand-in CPython, and in linux-64's CUDA 13.4 job also to the recipe's
-python_min (3.10) and the newest CPython of the stand-ins (3.13 here), the
-lowest and highest each claims that runs here, and python_min kept at the
-recipe's 3.10 on linux-64 and narrowed to 3.11 on linux-aarch64) builds
+torch-tensorrt) to linux-aarch64's one stand-in CPython (3.11) there and on
+linux-64 to every CPython of the stand-ins (3.10 to 3.13 here: from the
+recipe's python_min to the newest this machine has), and python_min kept at
+the recipe's 3.10 on linux-64 and narrowed to 3.11 on linux-aarch64) builds
 every output the recipe yields, with the recipe's staging, rattler-build's
 relinking and link checks, and runs each output's tests:
   linux-64       CUDA 12.9 and 13.4, tests native;
@@ -42,11 +41,10 @@ runs first. After each job the log names, per package, the libnvinfer and cuda-v
 fails on a host package of another CUDA version) and where its host took
 libexecutorch-devel from; at the end, the jobs that built libexecutorch (one
 per platform, else the build fails). The python stand-ins are linux-64's
-CPython 3.10 (python_min), 3.11 and the newest the recipe builds for that
-conda-forge publishes and this machine has (3.13 here), and linux-aarch64's
-Debian 3.11; each logs its runs, and after each job the log says under which
-CPython each package's python test imported and its python scripts ran (the
-build fails when a python test did not run under each CPython its
+CPythons the recipe builds for that conda-forge publishes and this machine
+has (3.10 to 3.13 here), and linux-aarch64's Debian 3.11; each logs its
+runs, and after each job the log says under which CPython each package's
+python test imported and its python scripts ran (the build fails when a python test did not run under each CPython its
 python_version names, "*" meaning the newest stand-in, or when a per-CPython
 package's tests ran python under another CPython than its own), and for
 which CPython series it built the per-CPython outputs (the build fails when
@@ -109,9 +107,9 @@ DLLIST_TARGET = ("linux-64", "13.4")
 # The CPython series every job builds the per-CPython outputs (tensorrt, torch-tensorrt) for:
 # linux-aarch64's one stand-in interpreter's, and that of every platform's pytorch stand-in.
 BUILD_PYTHON = "3.11"
-# The jobs that also build them for the lowest and the highest CPython the recipe builds for that
-# the stand-ins have (job_pythons), and run their tests there.
-ALL_PYTHONS_TARGETS = [("linux-64", "13.4")]
+# The jobs that build them for every CPython the recipe builds for that the stand-ins have
+# (job_pythons: 3.10 to 3.13 here), and run their tests under each.
+ALL_PYTHONS_TARGETS = [("linux-64", "13.4"), ("linux-64", "12.9")]
 QEMU = "/usr/bin/qemu-aarch64-static"
 ARM64_SYSROOT = "/usr/aarch64-linux-gnu"
 ELF_MACHINE = {"linux-64": "Advanced Micro Devices X86-64", "linux-aarch64": "AArch64"}
@@ -168,26 +166,28 @@ def recipe_requirements(cuda: str) -> dict[str, str]:
 
 
 def stand_in_pythons(platform: str) -> list[str]:
-    """The CPython series the stand-ins have. linux-64: the recipe's python_min, BUILD_PYTHON (3.11,
-    every job's per-CPython builds') and the newest series the recipe builds for that conda-forge
-    publishes (per the snapshot) and this machine has an interpreter of.
+    """The CPython series the stand-ins have. linux-64: every series the recipe builds for that
+    conda-forge publishes (per the snapshot) and this machine has an interpreter of (3.10 to 3.13
+    here), with BUILD_PYTHON (3.11, every job's per-CPython builds') always.
     linux-aarch64: Debian's arm64 3.11, the one arm64 interpreter here."""
     build = BUILD_PYTHON
     if platform != "linux-64":
         return [build]
     published = {b.series for b in standins.published("python", platform, None)}
-    newest = next((v for v in reversed(RECIPE_PYTHONS)
-                   if f"{v}.*" in published and standins.find_python(v) is not None), build)
-    return sorted({RECIPE_PYTHON_MIN, build, newest}, key=lambda v: tuple(map(int, v.split("."))))
+    here = {v for v in RECIPE_PYTHONS if f"{v}.*" in published and standins.find_python(v) is not None}
+    return sorted(here | {build}, key=lambda v: tuple(map(int, v.split("."))))
 
 
 def job_pythons(platform: str, cuda: str) -> list[str]:
     """The CPython series a job builds the per-CPython outputs for: BUILD_PYTHON; in
-    ALL_PYTHONS_TARGETS, every stand-in CPython of the platform (the recipe's python_min, 3.11 and
-    the newest here) that a torch wheel is pinned for (torch-tensorrt's pytorch stand-in)."""
+    ALL_PYTHONS_TARGETS, every stand-in CPython of the platform, and where the job builds
+    torch-tensorrt, every one a torch wheel is pinned for (its pytorch stand-in)."""
     if (platform, cuda) not in ALL_PYTHONS_TARGETS:
         return [BUILD_PYTHON]
-    return [v for v in stand_in_pythons(platform) if (platform, v) in standins.TORCH_WHEELS]
+    pythons = stand_in_pythons(platform)
+    if (platform, cuda) in TORCH_TENSORRT_TARGETS:
+        pythons = [v for v in pythons if (platform, v) in standins.TORCH_WHEELS]
+    return pythons
 
 
 def python_min(platform: str) -> str:

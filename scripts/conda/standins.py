@@ -64,7 +64,7 @@ tests/conda/test_standins_snapshot.py on the metadata functions (*_meta).
     extensions with, with their dependencies and run_exports. Python packages come
     from their PyPI wheels; pytorch 2.13 is PyPI's torch 2.13.0 CUDA 13.0
     wheel of the platform and CPython (pinned by sha256: linux-64 CPython
-    3.10, 3.11 and 3.13, linux-aarch64 3.11), one package per CPython,
+    3.10 to 3.13, linux-aarch64 3.11), one package per CPython,
     unpacked and reached through a .pth file, its pip-only requirements
     (nvidia-*, cuda-toolkit, triton) taken out of its metadata as
     conda-forge's pytorch has none. The wheels of one platform differ only in
@@ -1085,6 +1085,10 @@ TORCH_WHEELS = {
         "https://files.pythonhosted.org/packages/01/79/1f2d34ad7034ee1c7ffc1cf8bf0f8213af2a81df6ecdb3997ecec107c09d/"
         "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
         "60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7"),
+    ("linux-64", "3.12"): (
+        "https://files.pythonhosted.org/packages/f3/82/fea946351658e6534db52d2cc12bc53087cbf87f9440c5f180f367c1950b/"
+        "torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "796633c4cdf0fe2cdced72d8f88f22e73dbcfce83132763162f6d4bff13b820b"),
     ("linux-64", "3.13"): (
         "https://files.pythonhosted.org/packages/d4/5a/7c50ba1b7b713d71d34669c6d13dab0a11531a3eceb0307a5162dbfec0f7/"
         "torch-2.13.0-cp313-cp313-manylinux_2_28_x86_64.whl",

@@ -72,8 +72,8 @@ def all_metadata(standins) -> list:
             items += standins.cuda_meta(platform, cuda, *FILES[cuda])
         items += standins.tensorrt_meta(platform, cudas, "11.1.0.106")
         items += standins.python_meta(platform, "3.11.2")
-    # linux-64's stand-ins also have the recipe's python_min and the newest CPython here.
-    items += standins.python_meta("linux-64", "3.10.13") + standins.python_meta("linux-64", "3.13.0")
+    # linux-64's stand-ins also have the recipe's python_min, 3.12 and the newest CPython here.
+    items += [m for v in ("3.10.13", "3.12.1", "3.13.0") for m in standins.python_meta("linux-64", v)]
     for platform, python in standins.TORCH_WHEELS:
         items += standins.pytorch_meta("13.4", "2.13.*", "2.13.0", platform, python)
     items += standins.python_abi3_standins()
@@ -140,8 +140,9 @@ def test_cuda_standins_carry_the_published_versions(standins, platform, cuda):
 
 
 # The torch wheels pinned for the pytorch stand-ins: the CPython series the offline build builds
-# torch-tensorrt for on each platform (linux-64: python_min 3.10, 3.11 and 3.13, the newest here).
-TORCH_PYTHONS = [("linux-64", "3.10"), ("linux-64", "3.11"), ("linux-64", "3.13"), ("linux-aarch64", "3.11")]
+# torch-tensorrt for on each platform (linux-64: python_min 3.10 to 3.13, the newest here).
+TORCH_PYTHONS = [("linux-64", "3.10"), ("linux-64", "3.11"), ("linux-64", "3.12"), ("linux-64", "3.13"),
+                 ("linux-aarch64", "3.11")]
 
 
 def test_torch_wheels_are_pinned_for_each_cpython_built(standins):
