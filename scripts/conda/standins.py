@@ -315,8 +315,30 @@ def choices(platform: str, cuda: str, requirements: dict[str, str]) -> list[str]
 
 # ---- fetching -----------------------------------------------------------------
 
+def pip_download(args: list[str], missing_ok: bool = False) -> bool:
+    """`pip download ARGS`, tried again after a pause when it fails (WITH_RETRIES). With
+    `missing_ok`, False at once where PyPI has no such distribution (pip's "No matching
+    distribution"): a question, not a network failure, so no retries; any other failure retries."""
+    cmd = [sys.executable, "-m", "pip", "download", "-q", *args]
+    if missing_ok:
+        first = subprocess.run(cmd, capture_output=True, text=True)
+        if first.returncode == 0:
+            return True
+        if "No matching distribution found" in first.stderr:
+            return False
+    run([WITH_RETRIES, *cmd], stderr=subprocess.DEVNULL)
+    return True
+
+
 def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
     """A wheel for `arch` (x86_64, aarch64), downloaded once with pip."""
+    found = published_wheel(spec, arch, python, missing_ok=False)
+    assert found is not None
+    return found
+
+
+def published_wheel(spec: str, arch: str, python: str = "3.11", missing_ok: bool = True) -> Path | None:
+    """wheel(), or None where PyPI has no wheel of `spec` for that platform and CPython."""
     WHEELS.mkdir(parents=True, exist_ok=True)
     name, _, version = spec.partition("==")
     prefix = name.replace("-", "_").lower()
@@ -329,12 +351,12 @@ def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
                       if p.name.lower().startswith(f"{prefix}-{version}") and arch in p.name
                       and ("-py3-none-" in p.name or "-abi3-" in p.name or f"-{tag}-" in p.name))
     if not cached():
-        cmd = [WITH_RETRIES, sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-               "--python-version", python, "-d", str(WHEELS), spec]
+        args = ["--no-deps", "--only-binary=:all:", "--python-version", python, "-d", str(WHEELS), spec]
         for glibc in ("2_35", "2_34", "2_28", "2_27", "2_17", "2_12"):
-            cmd += ["--platform", f"manylinux_{glibc}_{arch}"]
-        cmd += ["--platform", f"manylinux2014_{arch}", "--platform", f"manylinux2010_{arch}"]
-        run(cmd, stderr=subprocess.DEVNULL)
+            args += ["--platform", f"manylinux_{glibc}_{arch}"]
+        args += ["--platform", f"manylinux2014_{arch}", "--platform", f"manylinux2010_{arch}"]
+        if not pip_download(args, missing_ok):
+            return None
     hits = cached()
     if not hits:
         raise SystemExit(f"standins: pip gave no {arch} wheel for {spec}")
@@ -369,9 +391,8 @@ def pure_wheel(spec: str, python: str | None = None) -> Path:
     hits = cached()
     if not hits:
         # The pure-Python wheel even where the release also has compiled ones (tomli 2.5).
-        run([WITH_RETRIES, sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-             "--platform", "any", "--implementation", "py", "--abi", "none",
-             *(["--python-version", python] if python else []), "-d", str(WHEELS), spec], stderr=subprocess.DEVNULL)
+        pip_download(["--no-deps", "--only-binary=:all:", "--platform", "any", "--implementation", "py", "--abi",
+                      "none", *(["--python-version", python] if python else []), "-d", str(WHEELS), spec])
         hits = cached()
     if not hits:
         raise SystemExit(f"standins: pip gave no pure-Python wheel for {spec}" + (f" and CPython {python}" if python
@@ -1056,11 +1077,9 @@ def python_package_standins(work: Path, platform: str, pythons: list[str] | None
                                     f"import importlib.metadata as m; print(m.version('{name}'))"],
                                    capture_output=True, text=True)
         spec = f"{name}=={installed.stdout.strip()}" if installed.returncode == 0 else name
-        try:
-            whl = wheel(spec, WHEEL_ARCH[platform], python)
-        except subprocess.CalledProcessError:
-            # The .venv's release has no wheel for this CPython (numpy 2.4 needs 3.11): the newest that has.
-            whl = wheel(name, WHEEL_ARCH[platform], python)
+        # Where the .venv's release has no wheel for this CPython or platform (numpy 2.4 needs 3.11;
+        # psutil 5.9.8 has no aarch64 wheel), the newest release that has one.
+        whl = published_wheel(spec, WHEEL_ARCH[platform], python) or wheel(name, WHEEL_ARCH[platform], python)
         d = work / f"wheel-{platform}" / f"{name}-{python}"
         shutil.rmtree(d, ignore_errors=True)
         unzip(whl, "", d / "lib" / f"python{python}" / "site-packages")
