@@ -175,7 +175,7 @@ def stand_in_pythons(platform: str) -> list[str]:
         return [build]
     published = {b.series for b in standins.published("python", platform, None)}
     here = {v for v in RECIPE_PYTHONS if f"{v}.*" in published and standins.find_python(v) is not None}
-    return sorted(here | {build}, key=lambda v: tuple(map(int, v.split("."))))
+    return order(here | {build})
 
 
 def job_pythons(platform: str, cuda: str) -> list[str]:
@@ -517,7 +517,7 @@ def series(version: str) -> str:
 
 
 def order(versions: set[str]) -> list[str]:
-    return sorted(versions, key=lambda v: tuple(map(int, v.split("."))))
+    return sorted(versions, key=standins.series_key)
 
 
 def check_python_tests(platform: str, cuda: str, packages: list[Path], runs: list[tuple[str, Path, str, str]],

@@ -332,13 +332,17 @@ def pip_download(args: list[str], missing_ok: bool = False) -> bool:
 
 def wheel(spec: str, arch: str, python: str = "3.11") -> Path:
     """A wheel for `arch` (x86_64, aarch64), downloaded once with pip."""
-    found = published_wheel(spec, arch, python, missing_ok=False)
+    found = _platform_wheel(spec, arch, python, missing_ok=False)
     assert found is not None
     return found
 
 
-def published_wheel(spec: str, arch: str, python: str = "3.11", missing_ok: bool = True) -> Path | None:
+def published_wheel(spec: str, arch: str, python: str = "3.11") -> Path | None:
     """wheel(), or None where PyPI has no wheel of `spec` for that platform and CPython."""
+    return _platform_wheel(spec, arch, python, missing_ok=True)
+
+
+def _platform_wheel(spec: str, arch: str, python: str, missing_ok: bool) -> Path | None:
     WHEELS.mkdir(parents=True, exist_ok=True)
     name, _, version = spec.partition("==")
     prefix = name.replace("-", "_").lower()
@@ -371,7 +375,8 @@ def requires_python(path: Path) -> str | None:
     return found.group(1) if found else None
 
 
-def _series_key(version: str) -> tuple[int, ...]:
+def series_key(version: str) -> tuple[int, ...]:
+    """A CPython series ("3.10") as a key that orders 3.10 after 3.9."""
     return tuple(int(n) for n in version.split("."))
 
 
@@ -386,7 +391,7 @@ def pure_wheel(spec: str, python: str | None = None) -> Path:
         hits = sorted((p for p in WHEELS.glob("*-none-any.whl") if p.name.lower().startswith(prefix)),
                       key=lambda p: _version(wheel_version(p)))
         if python is not None:
-            hits = [p for p in hits if _series_key(requires_python(p) or "0") <= _series_key(python)]
+            hits = [p for p in hits if series_key(requires_python(p) or "0") <= series_key(python)]
         return hits
     hits = cached()
     if not hits:
@@ -975,7 +980,7 @@ def python_meta(platform: str, version: str, summary: str = "python", files: Pat
     # conda-forge's python build strings end in _cpython up to 3.12 and in _cp313, _cp314 (the GIL
     # builds) from 3.13 on; python_abi constrains python to its series and that flavour, so a
     # package built for one CPython never installs beside another.
-    flavour = "cpython" if tuple(map(int, short.split("."))) < (3, 13) else abi
+    flavour = "cpython" if series_key(short) < (3, 13) else abi
     return [
         snapshot_standin("python", platform, platform, None, version, summary, within=f"{short}.*", files=files,
                          build_string=f"h0_0_{flavour}"),
@@ -1054,9 +1059,9 @@ def python_package_standins(work: Path, platform: str, pythons: list[str] | None
             # require python >=their python_min; where the newest leaves out a CPython of the
             # stand-ins (filelock 4 needs 3.11), the newest release that has it serves that one.
             floor = requires_python(wheels[0])
-            older = [v for v in pythons or ["3.11"] if floor and _series_key(v) < _series_key(floor)]
+            older = [v for v in pythons or ["3.11"] if floor and series_key(v) < series_key(floor)]
             if older and snapshot_entry(conda_name) is None:
-                wheels.append(pure_wheel(pypi_name, python=min(older, key=_series_key)))
+                wheels.append(pure_wheel(pypi_name, python=min(older, key=series_key)))
             for whl in wheels:
                 d = work / "pure" / f"{conda_name}-{wheel_version(whl)}"
                 run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
