@@ -43,14 +43,14 @@ rm -rf "$out"; mkdir -p "$out"/{whl,providers,bin,programs,cpp-fixtures,native}
 cp build/dist/torch_tensorrt_executorch_runtime-*.whl "$out/whl/"
 download() {
   local into="$1"; shift
-  scripts/with-retries.sh $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+  scripts/with-retries.sh scripts/pip-refetch.py $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d "$into" "$@"
 }
 if [ -n "$serving" ]; then
   rm -rf "$serving"; mkdir -p "$serving" "$out/serving"
   # Its only wheel is manylinux_2_35 (glibc 2.35 or newer on the GPU machine).
-  scripts/with-retries.sh $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
+  scripts/with-retries.sh scripts/pip-refetch.py $py -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
     --platform manylinux_2_35_x86_64 -d "$serving" nvidia-pytriton==0.7.0
   # tritonclient[http,grpc] and its dependencies (the GPU machine has numpy and torch).
   download "$out/whl" executorch==1.5.1 "nvidia-cuda-runtime==13.0.96" flatbuffers pytest pluggy iniconfig packaging \

@@ -70,13 +70,13 @@ fi
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv with $($py --version)"
   "$py" -m venv .venv
-  scripts/with-retries.sh .venv/bin/python -m pip install -q --upgrade pip
+  scripts/with-retries.sh scripts/pip-refetch.py .venv/bin/python -m pip install -q --upgrade pip
 fi
 stamp=.venv/.requirements-dev.sha256
 want="$(sha256sum requirements-dev.txt | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing requirements-dev.txt into .venv (torch is large: this takes a few minutes)"
-  scripts/with-retries.sh .venv/bin/python -m pip install -q -r requirements-dev.txt
+  scripts/with-retries.sh scripts/pip-refetch.py .venv/bin/python -m pip install -q -r requirements-dev.txt
   echo "$want" > "$stamp"
 fi
 # The serving tests run the tritonserver binary and Python backend stub that
@@ -84,6 +84,6 @@ fi
 pytriton_version=0.7.0
 if [ "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("nvidia-pytriton"))' 2>/dev/null)" != "$pytriton_version" ]; then
   log "installing nvidia-pytriton $pytriton_version (tritonserver for the serving tests) without its dependencies"
-  scripts/with-retries.sh .venv/bin/python -m pip install -q --no-deps "nvidia-pytriton==$pytriton_version"
+  scripts/with-retries.sh scripts/pip-refetch.py .venv/bin/python -m pip install -q --no-deps "nvidia-pytriton==$pytriton_version"
 fi
 log "ready: $(.venv/bin/python -c 'import torch, importlib.metadata as m; print("torch", torch.__version__, "executorch", m.version("executorch"))')"

@@ -75,7 +75,7 @@ fi
 version() { "$py" -c "import importlib.metadata as m; print(m.version('$1'))"; }
 executorch_version="$(version executorch)"
 download() {
-  scripts/with-retries.sh "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  scripts/with-retries.sh scripts/pip-refetch.py "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64 \
     -d "$wheels" "$@"
 }
@@ -198,7 +198,7 @@ if [ "${#majors[@]}" -gt 0 ]; then
     if [ ! -f "$library" ]; then
       rm -rf "$dir"
       mkdir -p "$dir"
-      scripts/with-retries.sh "$py" -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_35_aarch64 \
+      scripts/with-retries.sh scripts/pip-refetch.py "$py" -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_35_aarch64 \
         --python-version 3.12 -d "$dir" "tensorrt-lean-cu13-libs==$version" \
         || die "cannot download tensorrt-lean-cu13-libs==$version for aarch64"
       unzip -q "$dir"/*.whl 'tensorrt_lean_libs/*' -d "$dir" && rm -f "$dir"/*.whl

@@ -28,6 +28,6 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The versions the checks were written against: their render output and
 # Python API are what tests/conda reads.
-"$root/scripts/with-retries.sh" "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$root/scripts/with-retries.sh" "$venv/bin/python" -m pip install --quiet "py-rattler-build==0.73.0" "py-rattler==0.28.0" pyyaml pytest
+"$root/scripts/with-retries.sh" "$root/scripts/pip-refetch.py" "$venv/bin/python" -m pip install --quiet --upgrade pip
+"$root/scripts/with-retries.sh" "$root/scripts/pip-refetch.py" "$venv/bin/python" -m pip install --quiet "py-rattler-build==0.73.0" "py-rattler==0.28.0" pyyaml pytest
 "$venv/bin/python" -c "import rattler_build; print('rattler-build', rattler_build.rattler_build_version())"

@@ -85,7 +85,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import hashlib
 import json
 import os
 import re
@@ -154,6 +153,8 @@ def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 # A command that reaches the network runs through this: tried again after a pause when it fails.
 WITH_RETRIES = str(ROOT / "scripts" / "with-retries.sh")
+PIP_REFETCH = str(ROOT / "scripts" / "pip-refetch.py")
+FETCH_FILE = str(ROOT / "scripts" / "fetch-file.py")
 
 
 # ---- what conda-forge publishes: tests/fixtures/conda-forge-snapshot.json ---------------
@@ -316,9 +317,10 @@ def choices(platform: str, cuda: str, requirements: dict[str, str]) -> list[str]
 # ---- fetching -----------------------------------------------------------------
 
 def pip_download(args: list[str], missing_ok: bool = False) -> bool:
-    """`pip download ARGS`, tried again after a pause when it fails (WITH_RETRIES). With
-    `missing_ok`, False at once where PyPI has no such distribution (pip's "No matching
-    distribution"): a question, not a network failure, so no retries; any other failure retries."""
+    """`pip download ARGS`, tried again after a pause when it fails (WITH_RETRIES; a download cut
+    short is fetched again by PIP_REFETCH). With `missing_ok`, False at once where PyPI has no such
+    distribution (pip's "No matching distribution"): a question, not a network failure, so no
+    retries; any other failure retries."""
     cmd = [sys.executable, "-m", "pip", "download", "-q", *args]
     if missing_ok:
         first = subprocess.run(cmd, capture_output=True, text=True)
@@ -326,7 +328,7 @@ def pip_download(args: list[str], missing_ok: bool = False) -> bool:
             return True
         if "No matching distribution found" in first.stderr:
             return False
-    run([WITH_RETRIES, *cmd], stderr=subprocess.DEVNULL)
+    run([WITH_RETRIES, PIP_REFETCH, *cmd], stderr=subprocess.DEVNULL)
     return True
 
 
@@ -1125,22 +1127,13 @@ TORCH_WHEELS = {
 
 
 def pinned_download(url: str, sha256: str) -> Path:
-    """A file downloaded once into the wheel cache, its sha256 checked."""
+    """A file downloaded once into the wheel cache, its sha256 checked (by FETCH_FILE, which also
+    goes on from the bytes an earlier attempt left, under a URL no cache has seen)."""
     WHEELS.mkdir(parents=True, exist_ok=True)
     dest = WHEELS / url.rsplit("/", 1)[1]
     if not dest.exists():
         log(f"downloading {dest.name}")
-        partial = dest.with_suffix(".part")
-        # -C -: an attempt after a dropped connection goes on from the bytes already here.
-        run([WITH_RETRIES, "curl", "-fsSL", "-C", "-", "-o", str(partial), url])
-        partial.rename(dest)
-    digest = hashlib.sha256()
-    with dest.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != sha256:
-        dest.unlink()
-        raise SystemExit(f"standins: {url} has sha256 {digest.hexdigest()}, expected {sha256}")
+    run([WITH_RETRIES, sys.executable, FETCH_FILE, url, str(dest), "--sha256", sha256])
     return dest
 
 

@@ -1,6 +1,7 @@
 """The stand-ins' pip downloads (scripts/conda/standins.py pip_download): a failure is tried again
-through scripts/with-retries.sh, except where the question was whether PyPI has a release at all
-(pip's "No matching distribution"), which is answered at once. Commands are recorded, not run."""
+through scripts/with-retries.sh and scripts/pip-refetch.py, except where the question was whether
+PyPI has a release at all (pip's "No matching distribution"), which is answered at once. Commands
+are recorded, not run."""
 
 from __future__ import annotations
 
@@ -43,9 +44,9 @@ def recorder(monkeypatch, standins, first_status: int, first_stderr: str, retrie
 def test_a_download_goes_through_with_retries(monkeypatch, standins):
     calls = recorder(monkeypatch, standins, 1, "")
     assert standins.pip_download(["--no-deps", "numpy==2.4.6"]) is True
-    assert len(calls) == 1 and calls[0][0] == standins.WITH_RETRIES
-    assert calls[0][1:5] == [sys.executable, "-m", "pip", "download"] and calls[0][-1] == "numpy==2.4.6"
-    assert Path(standins.WITH_RETRIES).is_file()
+    assert len(calls) == 1 and calls[0][:2] == [standins.WITH_RETRIES, standins.PIP_REFETCH]
+    assert calls[0][2:6] == [sys.executable, "-m", "pip", "download"] and calls[0][-1] == "numpy==2.4.6"
+    assert Path(standins.WITH_RETRIES).is_file() and Path(standins.PIP_REFETCH).is_file()
 
 
 def test_a_release_pypi_does_not_have_is_answered_without_retries(monkeypatch, standins):

@@ -25,6 +25,8 @@ from torch_tensorrt_executorch_runtime.pack.blob import (
 )
 
 UPSTREAM_WHEEL = "torch-tensorrt==2.14.0"
+# A download cut short is fetched again.
+PIP_REFETCH = str(Path(__file__).resolve().parents[2] / "scripts" / "pip-refetch.py")
 UPSTREAM_MODULE = "torch_tensorrt/executorch/serialization.py"
 
 
@@ -177,7 +179,7 @@ def upstream(tmp_path_factory):
     wheel = _upstream_wheel()
     if wheel is None:
         folder = tmp_path_factory.mktemp("upstream-wheel")
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        command = [PIP_REFETCH, sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                    "-d", str(folder), UPSTREAM_WHEEL]
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=300)

@@ -25,6 +25,8 @@ import pytest
 from torch_tensorrt_executorch_runtime.cli import doctor
 
 ROOT = Path(__file__).resolve().parents[2]
+# A download cut short is fetched again (pip-refetch); a failure is tried again after a pause.
+PIP_ONLINE = [str(ROOT / "scripts" / "with-retries.sh"), str(ROOT / "scripts" / "pip-refetch.py")]
 CACHE = ROOT / "build" / "tensorrt-lean"
 PACKAGE = "torch_tensorrt_executorch_runtime"
 # One lean runtime per major (versions.json: the ones the checks use; both
@@ -93,7 +95,7 @@ def _lean_runtime(major: int) -> Path:
         pytest.skip(f"PyPI is unreachable ({why}): cannot fetch tensorrt-lean-cu13-libs=={version}")
     shutil.rmtree(folder, ignore_errors=True)
     installed = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:", "--target",
+        [*PIP_ONLINE, sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:", "--target",
          str(folder), f"tensorrt-lean-cu13-libs=={version}"],
         capture_output=True, text=True, timeout=1800,
     )

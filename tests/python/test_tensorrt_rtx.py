@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PIP_REFETCH = str(ROOT / "scripts" / "pip-refetch.py")  # a download cut short is fetched again
 VERSIONS = json.loads((ROOT / "versions.json").read_text())
 RTX_REQUIREMENT = f"tensorrt-rtx-cu13>={VERSIONS['tensorrt_rtx_min']},<{VERSIONS['tensorrt_rtx_max_exclusive']}"
 
@@ -59,7 +60,7 @@ def rtx_env(tmp_path_factory) -> dict:
         pytest.skip(f"tensorrt_rtx is not installed; TTE_SLOW_TESTS=1 installs {RTX_REQUIREMENT} (about 100 MB)")
     site = tmp_path_factory.mktemp("rtx")
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--target", str(site), RTX_REQUIREMENT],
+        [PIP_REFETCH, sys.executable, "-m", "pip", "install", "-q", "--target", str(site), RTX_REQUIREMENT],
         capture_output=True,
         text=True,
         timeout=1800,

@@ -23,6 +23,7 @@ if os.environ.get("TTE_SLOW_TESTS") != "1":
     pytest.skip("opt-in: set TTE_SLOW_TESTS=1 (downloads torch-tensorrt 2.14.0)", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
+PIP_REFETCH = str(ROOT / "scripts" / "pip-refetch.py")  # a download cut short is fetched again
 VERSION = json.loads((ROOT / "versions.json").read_text())["torch_tensorrt"]
 
 
@@ -30,7 +31,7 @@ VERSION = json.loads((ROOT / "versions.json").read_text())["torch_tensorrt"]
 def torch_tensorrt_site(tmp_path_factory) -> Path:
     downloads = tmp_path_factory.mktemp("download")
     fetch = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(downloads),
+        [PIP_REFETCH, sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(downloads),
          f"torch-tensorrt=={VERSION}"],
         capture_output=True,
         text=True,

@@ -135,6 +135,8 @@ NATIVE_PROVIDER = f"{PACKAGE}/lib/libtte_provider_tensorrt11.so"
 SDK_BESIDE_CHECKOUT = Path(__file__).resolve().parents[2].parent / "shared/sdk"
 # Installs from PyPI go through it: tried again after a pause when the network drops.
 WITH_RETRIES = str(Path(__file__).resolve().parents[2] / "scripts" / "with-retries.sh")
+# A download cut short is fetched again (with a pip that names it: 25.1 and newer).
+PIP_REFETCH = str(Path(__file__).resolve().parents[2] / "scripts" / "pip-refetch.py")
 
 
 def native_provider_file(major: int) -> str:
@@ -248,7 +250,7 @@ def test_fresh_venv_imports_and_doctor_passes(tmp_path):
     # finds it beside the package, in Python and in tte-run alike (loading
     # the library needs no GPU; no runtime is created).
     lean = subprocess.run(
-        [WITH_RETRIES, str(python), "-m", "pip", "install", "-q", "tensorrt-lean-cu13-libs>=11.1,<12"],
+        [WITH_RETRIES, PIP_REFETCH, str(python), "-m", "pip", "install", "-q", "tensorrt-lean-cu13-libs>=11.1,<12"],
         capture_output=True, text=True, timeout=3600, env=clean_env,
     )
     assert lean.returncode == 0, lean.stdout + lean.stderr
@@ -275,7 +277,7 @@ def _fresh_venv(tmp_path: Path, pip_args: list[str]) -> tuple[Path, dict]:
     clean_env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_TENSORRT_EXECUTORCH", "TTE_", "LD_"))}
     clean_env.pop("PYTHONPATH", None)
     install = subprocess.run(
-        [WITH_RETRIES, str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *pip_args],
+        [WITH_RETRIES, PIP_REFETCH, str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *pip_args],
         capture_output=True, text=True, timeout=3600, env=clean_env,
     )
     if install.returncode != 0:
