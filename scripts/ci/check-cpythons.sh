@@ -49,7 +49,8 @@ for version in 3.10 3.11 3.12 3.13 3.14; do
   fi
   site="$work/site-$version"
   echo "[check-cpythons] CPython $version ($py)" >&2
-  if ! "$py" -m pip install -q --disable-pip-version-check --no-deps --target "$site" "$wheel" \
+  if ! scripts/with-retries.sh scripts/pip-refetch.py "$py" -m pip install -q --disable-pip-version-check \
+      --no-deps --target "$site" "$wheel" \
       "executorch==$executorch" "nvidia-cuda-runtime>=13,<14" numpy flatbuffers; then
     failed+=("$version (install)"); continue
   fi

@@ -20,6 +20,6 @@ scripts/conda/setup-tools.sh
 step "render checks (tests/conda)"
 .venv-conda/bin/python -m pytest -q -p no:cacheprovider tests/conda
 step "wheel pins against PyPI"
-.venv-conda/bin/python scripts/conda/pin-wheels.py --check
+scripts/with-retries.sh .venv-conda/bin/python scripts/conda/pin-wheels.py --check
 step "offline build, tests and installs"
 .venv-conda/bin/python scripts/conda/offline-build.py "$@"
