@@ -1129,10 +1129,8 @@ TORCH_WHEELS = {
 def pinned_download(url: str, sha256: str) -> Path:
     """A file downloaded once into the wheel cache, its sha256 checked (by FETCH_FILE, which also
     goes on from the bytes an earlier attempt left, under a URL no cache has seen)."""
-    WHEELS.mkdir(parents=True, exist_ok=True)
     dest = WHEELS / url.rsplit("/", 1)[1]
-    if not dest.exists():
-        log(f"downloading {dest.name}")
+    # FETCH_FILE says what it downloads, makes the folder, and does nothing more where `dest` is sound.
     run([WITH_RETRIES, sys.executable, FETCH_FILE, url, str(dest), "--sha256", sha256])
     return dest
 
