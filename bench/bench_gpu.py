@@ -485,7 +485,13 @@ def main() -> int:
         tte.providers.register_provider_library(str(cuda_provider))
     native = run_json([str(args.bin / "tte-cuda-baselines")])
     python = PythonBaselines()
+    before = tte.runtime_stats()
     calls = call_rounds(args.programs, python, args.runs, args.rounds)
+    after = tte.runtime_stats()
+    # Only the cuda_graphs program replays graphs in those rounds: the share of its
+    # replays that repeated the last run without executing the method.
+    replays = after["graph_replays"] - before["graph_replays"]
+    repeats = after["run_repeats"] - before["run_repeats"]
     bare_launch = statistics.median(calls["bare_launch"])
     graph_key = "bare_graph_launch" if "bare_graph_launch" in calls else None
     results: dict = {
@@ -496,6 +502,8 @@ def main() -> int:
             "python_graph_launch_sync_us": summary(calls[graph_key]) if graph_key else None,
         },
         "program_calls_us": {name: summary(values) for name, values in calls.items()},
+        "cuda_graphs_reused_buffers": {"graph_replays": replays, "run_repeats": repeats,
+                                       "repeats_over_replays": repeats / replays if replays else None},
     }
     rows = []
 

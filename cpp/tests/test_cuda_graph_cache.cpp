@@ -253,6 +253,36 @@ TEST_F(GraphCache, TheLastAddressesReplayWithoutAnUpdate) {
   EXPECT_EQ(count("update"), 1) << "0x10 was the graph's before the update: updated back";
 }
 
+// What the last call launched can be launched again as it is (a run that
+// repeats the last one, program/repeated_run.h); a call that launched
+// nothing leaves nothing to launch.
+TEST_F(GraphCache, LaunchAgainRelaunchesOnlyWhatTheLastCallLaunched) {
+  CudaGraphCache cache(8, kFakeCalls);
+  ASSERT_TRUE(run(cache, {1}).ok());
+  EXPECT_FALSE(cache.last_call_launched()) << "a plain first run";
+  ASSERT_TRUE(run(cache, {1}).ok());
+  EXPECT_FALSE(cache.last_call_launched()) << "captured, not launched";
+  calls_.clear();
+  EXPECT_EQ(cache.launch_again().code(), TTE_ERROR_INVALID_STATE);
+  EXPECT_TRUE(calls_.empty());
+  ASSERT_TRUE(run(cache, {1}).ok());
+  ASSERT_TRUE(cache.last_call_launched());
+  calls_.clear();
+  ASSERT_TRUE(cache.launch_again().ok());
+  ASSERT_TRUE(cache.launch_again().ok());
+  EXPECT_EQ(calls_, (Calls{"launch", "launch"})) << "nothing captured, updated or enqueued";
+  EXPECT_EQ(cache.replays(), 3u);
+  // Moved addresses: updated, launched, and that launch is the one repeated.
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
+  EXPECT_TRUE(cache.last_call_launched());
+  // Another shape set runs plainly: nothing to launch again.
+  ASSERT_TRUE(run(cache, {2}).ok());
+  EXPECT_FALSE(cache.last_call_launched());
+  calls_.clear();
+  EXPECT_FALSE(cache.launch_again().ok());
+  EXPECT_TRUE(calls_.empty());
+}
+
 // An update the runtime refuses (the capture's work differs, not only its
 // parameters) instantiates the new capture in place of the old graph.
 TEST_F(GraphCache, ARefusedUpdateInstantiatesTheNewCapture) {

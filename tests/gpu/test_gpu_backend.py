@@ -197,6 +197,70 @@ def test_cuda_graphs_replay_for_fresh_tensors_every_step(cuda_provider, programs
     assert s["graph_io_copies"] + s["d2d_copies"] + s["h2d_copies"] + s["d2h_copies"] == 0
 
 
+def test_a_run_on_the_same_tensors_repeats_the_last_graph_launch(cuda_provider, programs):
+    # A caller that reuses its buffers: once a run ended with a graph launch,
+    # a run on the same device tensors launches that graph again without
+    # executing the method (program/repeated_run.h). The graph reads what the
+    # memory holds now.
+    program = tte.load(programs / "add_one_256_resident.pte", options={"cuda_graphs": True})
+    x = torch.zeros(256, device="cuda")
+    for _ in range(3):  # plain, plain + capture, replay
+        program.run([x], copy=False)
+    reset_runtime_stats()
+    for step in range(5):
+        x.fill_(float(step))
+        (y,) = program.run([x], copy=False)
+        assert torch.equal(y, torch.full((256,), float(step + 1), device="cuda"))
+    s = runtime_stats()
+    assert s["run_repeats"] == 5 and s["graph_replays"] == 5
+    assert s["enqueues"] == 0 and s["graph_updates"] == 0 and s["graph_captures"] == 0
+
+    # Anything else runs the method: owned outputs (new memory each run),
+    # another tensor, the same tensor on another stream.
+    reset_runtime_stats()
+    assert torch.equal(program.forward(x)[0], x + 1)
+    x2 = torch.full((256,), 7.0, device="cuda")
+    assert torch.equal(program.run([x2], copy=False)[0], x2 + 1)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        (y,) = program.run([x], copy=False)
+        assert torch.equal(y, x + 1)
+    assert runtime_stats()["run_repeats"] == 0
+    # Back on x on torch's stream: the full run that the stream change
+    # caused makes the record again, and the next run repeats it.
+    torch.cuda.synchronize()
+    x.fill_(40.0)
+    assert torch.equal(program.run([x], copy=False)[0], x + 1)
+    x.fill_(41.0)
+    assert torch.equal(program.run([x], copy=False)[0], x + 1)
+    assert runtime_stats()["run_repeats"] == 1
+
+
+def test_a_repeated_in_place_update_lands_each_time(cuda_provider, programs):
+    # The kv_update engine writes its output into its cache input: each
+    # repeated launch adds x to the cache again, as a method run would.
+    program = tte.load(programs / "kv_update_resident.pte", options={"cuda_graphs": True})
+    cache = torch.zeros(1024, device="cuda")
+    x = torch.ones(1024, device="cuda")
+    reset_runtime_stats()
+    for step in range(6):
+        program.run([cache, x], copy=False)
+        assert torch.equal(cache, torch.full((1024,), float(step + 1), device="cuda"))
+    assert runtime_stats()["run_repeats"] == 3
+
+
+def test_an_etdump_program_never_repeats_a_run(cuda_provider, programs):
+    program = tte.load(programs / "add_one_256_resident.pte", options={"cuda_graphs": True},
+                       enable_etdump=True)
+    x = torch.zeros(256, device="cuda")
+    reset_runtime_stats()
+    for _ in range(5):
+        assert torch.equal(program.run([x], copy=False)[0], x + 1)
+    s = runtime_stats()
+    assert s["run_repeats"] == 0 and s["graph_replays"] == 3
+
+
 def test_cuda_graphs_update_an_in_place_cache_where_it_is(cuda_provider, programs):
     # Aliased (in-place) memory: with a new cache tensor each step the graph is
     # updated to it, and the update lands in the caller's tensor.

@@ -407,6 +407,13 @@ typedef struct TteRuntimeStats {
    * out of it, made instead of host<->device copies, and their bytes. */
   uint64_t mapped_copies;
   uint64_t mapped_bytes;
+  /* Appended. Program API runs (tte_method_run) that launched the CUDA graph
+   * of the method's last run again instead of executing the method: its one
+   * instruction is a TensorRTBackend delegate call that ended with a graph
+   * launch, and every input is the same device memory with the same shape,
+   * on the same stream (docs/architecture.md). Each is also a graph
+   * replay. */
+  uint64_t run_repeats;
 } TteRuntimeStats;
 TTE_API void tte_get_runtime_stats(TteRuntimeStats* out_stats);
 TTE_API void tte_reset_runtime_stats(void);

@@ -240,6 +240,11 @@ Status TensorRTDelegate::instead_of_per_thread_stream(CallContext& call, void** 
 
 Status TensorRTDelegate::execute(CallContext& call, DelegateArgs args) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Every call takes back what the calls before it offered to repeat.
+  ++executions_;
+  repeatable_ = false;
+  ++call.delegate_executions;
+  call.repeat_offer = RepeatOffer{};
   if (engine_.device < 0) {
     return execute_locked(call, args);
   }
@@ -273,10 +278,13 @@ Status TensorRTDelegate::execute_locked(CallContext& call, DelegateArgs args) {
   // and it cannot be captured. The delegate's own stream is a blocking
   // stream, so it is ordered after the caller's legacy-stream work, and the
   // call ends synchronized as always.
+  // Ordered after the per-thread stream by an event on each call.
+  bool ordered_per_call = false;
   if (!host_engine && (!call.has_stream() || is_legacy_default_stream(stream))) {
     status = stream_of_our_own(call, &stream);
   } else if (!host_engine && stream == static_cast<void*>(cudaStreamPerThread)) {
     status = instead_of_per_thread_stream(call, &stream);
+    ordered_per_call = true;
   }
   // Given back when the call returns, after the stream is synchronized.
   ScratchLease lease;
@@ -328,7 +336,50 @@ Status TensorRTDelegate::execute_locked(CallContext& call, DelegateArgs args) {
   if (synced != cudaSuccess && status.ok()) {
     return cuda_failure(synced, "synchronizing the delegate's stream");
   }
+  // The same call again would launch the same graph and nothing else when
+  // it ended with a graph launch and every argument is used where it lies:
+  // no staging copies, no scratch arena to give, no per-call ordering event,
+  // no data-dependent output to read back, no profile lock of a shared
+  // engine to hold.
+  if (status.ok() && graphs_ != nullptr && graphs_->last_call_launched() && !any_data_dependent_ &&
+      lease.get() == nullptr && !ordered_per_call && !profile_in_use.owns_lock() &&
+      std::all_of(bindings.begin(), bindings.end(),
+                  [](const Binding& b) { return !b.staged && b.mapped == nullptr; })) {
+    repeatable_ = true;
+    repeat_stream_ = stream;
+    call.repeat_offer = RepeatOffer{this, executions_};
+  }
   return status;
+}
+
+Status TensorRTDelegate::repeat(uint64_t ticket, bool* repeated) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *repeated = false;
+  if (!repeatable_ || ticket != executions_) {
+    return Status::Ok();
+  }
+  std::optional<DeviceGuard> guard;
+  if (engine_.device >= 0) {
+    guard.emplace(engine_.device);
+    if (guard->status() != cudaSuccess) {
+      return cuda_failure(guard->status(), "selecting cuda:" + std::to_string(engine_.device));
+    }
+  }
+  // A failure ends the offer: the next call goes through execute again.
+  repeatable_ = false;
+  const Status launched = graphs_->launch_again();
+  const auto stream = static_cast<cudaStream_t>(repeat_stream_);
+  const cudaError_t synced = cudaStreamSynchronize(stream);
+  if (!launched.ok()) {
+    return launched.prefixed("engine provider '" + engine_.provider->name() +
+                             "': enqueue failed: ");
+  }
+  if (synced != cudaSuccess) {
+    return cuda_failure(synced, "synchronizing the delegate's stream");
+  }
+  repeatable_ = true;
+  *repeated = true;
+  return Status::Ok();
 }
 
 Status TensorRTDelegate::set_profile_and_shapes(DelegateArgs args, int32_t profile, void* stream) {

@@ -4,7 +4,9 @@
 // profile, sets shapes, binds addresses (staging what the engine cannot
 // address), enqueues on the caller's stream or its own, and returns with the
 // work finished. Calls on one delegate are serialized by its own lock;
-// different delegates run in parallel.
+// different delegates run in parallel. A call that ended by launching a CUDA
+// graph on memory the engine uses where it lies offers the Program API to
+// repeat it (common/repeatable_call.h).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +22,13 @@
 #include "backend/scratch_arenas.h"
 #include "backend/tensor_binding.h"
 #include "common/call_context.h"
+#include "common/repeatable_call.h"
 #include "common/status.h"
 #include "cuda/cuda_graph_cache.h"
 
 namespace tte {
 
-class TensorRTDelegate {
+class TensorRTDelegate final : public RepeatableCall {
  public:
   // Parses the blob, loads the engine through a provider, reads its I/O
   // table and frees `processed` (the engine keeps its own copy). `call` is
@@ -43,6 +46,8 @@ class TensorRTDelegate {
   // One call: on `call`'s stream (else a stream of the call's or the
   // delegate's own), with `call`'s read-only loans.
   Status execute(CallContext& call, DelegateArgs args);
+
+  Status repeat(uint64_t ticket, bool* repeated) override;
 
  private:
   TensorRTDelegate() = default;
@@ -110,6 +115,11 @@ class TensorRTDelegate {
   bool uses_arenas_ = false;
   // Some input's profile range is not a single shape (read at load).
   bool dynamic_shapes_ = false;
+  // Calls so far (the tickets of repeat offers), and whether the last one
+  // may be repeated: its graph launch on `repeat_stream_`.
+  uint64_t executions_ = 0;
+  bool repeatable_ = false;
+  void* repeat_stream_ = nullptr;
   std::vector<int64_t> scratch_sizes_;  // [profile]
   uint64_t scratch_generation_ = 0;     // of the arena memory the engine has; 0: none
 };

@@ -41,6 +41,7 @@ void copy_runtime_stats(TteRuntimeStats* out) {
   full.graph_updates = s.graph_updates.load();
   full.mapped_copies = s.mapped_copies.load();
   full.mapped_bytes = s.mapped_bytes.load();
+  full.run_repeats = s.run_repeats.load();
   // Copy only what the caller's (possibly older) struct has room for.
   const uint32_t caller_size = out->struct_size;
   const size_t n = caller_size < sizeof(full) ? caller_size : sizeof(full);

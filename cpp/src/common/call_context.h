@@ -8,6 +8,8 @@
 //   failure     why a call into ExecuTorch failed (executorch_failure.h)
 //   delegate_records  where a method load wants its delegates' records
 //   streams     CUDA streams the call borrowed, given back when it ends
+//   delegate_executions, repeat_offer  what the delegates of a run did
+//               (common/repeatable_call.h)
 // The run's own options (outputs, allocator) stay the run's parameters.
 //
 // Where ExecuTorch sits between two of our frames (Method::execute calling
@@ -27,6 +29,7 @@
 #include "common/delegate_record.h"
 #include "common/executorch_failure.h"
 #include "common/read_only_memory.h"
+#include "common/repeatable_call.h"
 #include "common/status.h"
 
 namespace tte {
@@ -80,6 +83,10 @@ class CallContext {
   // per TensorRTBackend delegate here. NULL: nothing is recorded.
   std::vector<DelegateRecord>* delegate_records = nullptr;
   BorrowedStreams streams;
+  // TensorRTBackend delegate calls made during the call, and what the last
+  // of them offers to repeat (nothing unless it ended with a graph launch).
+  int delegate_executions = 0;
+  RepeatOffer repeat_offer;
 
  private:
   bool has_stream_ = false;

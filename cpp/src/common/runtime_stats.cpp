@@ -32,11 +32,26 @@ void RuntimeStats::record_copy(CopyKind kind, uint64_t bytes) {
 }
 
 void RuntimeStats::reset() {
-  for (auto* counter :
-       {&h2d_copies, &h2d_bytes, &d2h_copies, &d2h_bytes, &d2d_copies, &d2d_bytes, &enqueues,
-        &graph_captures, &graph_replays, &graph_fallbacks, &shared_engine_reuses, &graph_io_copies,
-        &graph_io_bytes, &graph_uncapturable, &plan_digests, &graph_updates, &plan_digest_bytes,
-        &mapped_copies, &mapped_bytes}) {
+  for (auto* counter : {&h2d_copies,
+                        &h2d_bytes,
+                        &d2h_copies,
+                        &d2h_bytes,
+                        &d2d_copies,
+                        &d2d_bytes,
+                        &enqueues,
+                        &graph_captures,
+                        &graph_replays,
+                        &graph_fallbacks,
+                        &shared_engine_reuses,
+                        &graph_io_copies,
+                        &graph_io_bytes,
+                        &graph_uncapturable,
+                        &plan_digests,
+                        &graph_updates,
+                        &plan_digest_bytes,
+                        &mapped_copies,
+                        &mapped_bytes,
+                        &run_repeats}) {
     counter->store(0, std::memory_order_relaxed);
   }
 }

@@ -32,6 +32,10 @@ struct RuntimeStats {
   // Host tensors staged through mapped memory: CPU copies into and out of
   // it (CopyKind::Mapped), in place of host-device copies.
   std::atomic<uint64_t> mapped_copies{0}, mapped_bytes{0};
+  // Program API runs that launched their last run's CUDA graph again
+  // instead of executing the method (program/repeated_run.h); each is
+  // counted in graph_replays too.
+  std::atomic<uint64_t> run_repeats{0};
 
   static RuntimeStats& instance();
 

@@ -77,12 +77,22 @@ Status CudaGraphCache::launch(cudaGraphExec_t exec, cudaStream_t stream) {
   }
   ++replays_;
   RuntimeStats::instance().graph_replays.fetch_add(1, std::memory_order_relaxed);
+  last_exec_ = exec;
+  last_stream_ = stream;
   return Status::Ok();
+}
+
+Status CudaGraphCache::launch_again() {
+  if (last_exec_ == nullptr) {
+    return Status(TTE_ERROR_INVALID_STATE, "no CUDA graph was launched by the last call");
+  }
+  return launch(last_exec_, last_stream_);
 }
 
 Status CudaGraphCache::run(const std::vector<int64_t>& shape_key,
                            const std::vector<void*>& addresses, cudaStream_t stream,
                            const Enqueue& enqueue, const Capturable& capturable) {
+  last_exec_ = nullptr;  // set again by this call's launch, if it makes one
   auto it = entries_.begin();
   while (it != entries_.end() && it->key != shape_key) {
     ++it;

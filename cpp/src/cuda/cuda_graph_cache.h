@@ -87,6 +87,15 @@ class CudaGraphCache {
   Status run(const std::vector<int64_t>& shape_key, const std::vector<void*>& addresses,
              cudaStream_t stream, const Enqueue& enqueue, const Capturable& capturable);
 
+  // Whether the last call of run() ended by launching a graph (a replay,
+  // or an update and its launch), which launch_again can launch once more.
+  // Any later run() decides anew; nothing else changes the cache.
+  bool last_call_launched() const { return last_exec_ != nullptr; }
+  // Launches the graph the last call of run() launched, on the same stream
+  // and addresses, as that call would have if made again (counted as a
+  // replay). The caller knows nothing it reads or writes has moved since.
+  Status launch_again();
+
   size_t num_graphs() const;
   // Launches of a captured graph so far, and how many of them first updated
   // it to new addresses (for tests and benchmarks).
@@ -125,6 +134,9 @@ class CudaGraphCache {
   uint64_t replays_ = 0;
   uint64_t updates_ = 0;
   bool warned_ = false;
+  // What the last call of run() launched (null: it launched nothing).
+  cudaGraphExec_t last_exec_ = nullptr;
+  cudaStream_t last_stream_ = nullptr;
   std::list<Entry> entries_;  // most recently used first
 };
 

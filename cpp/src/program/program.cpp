@@ -9,6 +9,7 @@
 #include "common/call_context.h"
 #include "common/et_status.h"
 #include "common/logging.h"
+#include "common/runtime_stats.h"
 #include "common/text.h"
 #include "program/etdump_writer.h"
 #include "program/executorch_step.h"
@@ -32,6 +33,27 @@ Status read_meta(CallContext& call, ProgramModule& module, const std::string& me
   }
   out->emplace(*meta);
   return Status::Ok();
+}
+
+// Whether runs of a loaded method may repeat the last one
+// (program/repeated_run.h): its one instruction calls the one
+// TensorRTBackend delegate it has (a run checks that the delegate ran), and
+// it takes every input where the caller keeps it.
+bool runs_may_repeat(const et::MethodMeta& meta, const MethodState& state) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  // ExecuTorch marks it experimental (ET_EXPERIMENTAL, a deprecation).
+  const size_t instructions = meta.num_instructions();
+#pragma GCC diagnostic pop
+  if (instructions != 1 || meta.num_backends() != 1 || !meta.uses_backend(TTE_BACKEND_NAME)) {
+    return false;
+  }
+  for (size_t i = 0; i < state.input_tags.size(); ++i) {
+    if (state.input_tags[i] != et::Tag::Tensor || state.input_specs[i].memory_planned) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -209,6 +231,7 @@ Status Program::load_method_once(CallContext& call, const std::string& method, M
   slot.name = method;
   plan_method_inputs(*loaded, slot);
   plan_output_buffers(*loaded, slot);
+  slot.repeatable = runs_may_repeat(*meta, slot);
   slot.method = loaded;
   return Status::Ok();
 }
@@ -414,6 +437,7 @@ Status Program::load_extra(CallContext& call, const MethodState& primary,
   slot.name = primary.name;
   plan_method_inputs(*loaded, slot);
   plan_output_buffers(*loaded, slot);
+  slot.repeatable = runs_may_repeat(*meta, slot);
   slot.method = loaded;
   *out = std::move(instance);
   return Status::Ok();
@@ -447,6 +471,27 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
   if (!options.copy_outputs) {
     output_options.keep_alive = shared_from_this();
   }
+  // Views of the method's memory, nothing traced: the run may repeat the
+  // last one, or be repeated by the next (program/repeated_run.h).
+  const bool may_repeat = state.repeatable && !options.copy_outputs && !options_.enable_etdump;
+  if (state.repeated.offered()) {
+    if (may_repeat && state.repeated.matches(inputs, num_inputs, call)) {
+      bool repeated = false;
+      const Status status =
+          state.repeated.offer().call->repeat(state.repeated.offer().ticket, &repeated);
+      if (!status.ok()) {
+        state.repeated.clear();
+        return status.prefixed("executing method '" + state.name + "' failed: ");
+      }
+      if (repeated) {
+        RuntimeStats::instance().run_repeats.fetch_add(1, std::memory_order_relaxed);
+        return collect_method_outputs(state, output_options, outputs, num_outputs);
+      }
+    }
+    state.repeated.clear();
+  }
+  call.delegate_executions = 0;
+  call.repeat_offer = RepeatOffer{};
   Status status = set_method_inputs(call, loaded, state, inputs, num_inputs);
   if (status.ok()) {
     // Owned outputs the caller allocates are, where their shape allows,
@@ -461,6 +506,9 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
   if (error != et::Error::Ok) {
     release_caller_outputs(state);
     return step.failed(error, "executing method '" + state.name + "' failed");
+  }
+  if (may_repeat && call.delegate_executions == 1 && call.repeat_offer.call != nullptr) {
+    state.repeated.record(call.repeat_offer, inputs, num_inputs, call);
   }
   return collect_method_outputs(state, output_options, outputs, num_outputs);
 }

@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "cuda/device_buffers.h"
 #include "program/planned_arenas.h"
+#include "program/repeated_run.h"
 #include "torch_tensorrt_executorch/dlpack.h"
 
 namespace tte {
@@ -116,6 +117,11 @@ struct MethodState {
   // (page-locked, so delegates copy them with one DMA); else empty and
   // ExecuTorch's Module owns the arenas.
   std::unique_ptr<PlannedHostArenas> arenas;
+  // Whether a run may repeat the last one (program/repeated_run.h): the
+  // method's one instruction is a TensorRTBackend delegate call and every
+  // input is a tensor it does not plan; and the last run, when it may.
+  bool repeatable = false;
+  RepeatedRun repeated;
   // The primary instance (the one the Program's map holds) keeps the
   // instances made for concurrent runs (Program::run): each a module of its
   // own over the same program, with its own planned memory and delegates.

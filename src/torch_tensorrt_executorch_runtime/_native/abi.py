@@ -339,6 +339,7 @@ class TteRuntimeStats(Structure):
         ("graph_updates", c_uint64),
         ("mapped_copies", c_uint64),
         ("mapped_bytes", c_uint64),
+        ("run_repeats", c_uint64),
     ]
 
 
