@@ -20,6 +20,9 @@ bool g_fail_end_capture = false;
 bool g_refuse_update = false;
 bool g_fail_instantiate = false;
 int g_execs_live = 0;
+// Whether destroying a captured graph is written down (only where a test
+// looks at when it happens).
+bool g_record_destroy_graph = false;
 uintptr_t g_next_exec = 0x2;
 
 void record(const std::string& call) { g_calls->push_back(call); }
@@ -50,7 +53,9 @@ cudaError_t fake_launch(cudaGraphExec_t, cudaStream_t) {
   record("launch");
   return cudaSuccess;
 }
-void fake_destroy_graph(cudaGraph_t) {}
+void fake_destroy_graph(cudaGraph_t) {
+  if (g_record_destroy_graph) record("destroy_graph");
+}
 void fake_destroy_exec(cudaGraphExec_t) { --g_execs_live; }
 cudaError_t fake_update(cudaGraphExec_t, cudaGraph_t) {
   record("update");
@@ -74,6 +79,7 @@ class GraphCache : public testing::Test {
     g_refuse_update = false;
     g_fail_instantiate = false;
     g_execs_live = 0;
+    g_record_destroy_graph = false;
   }
   void TearDown() override { g_calls = nullptr; }
 
@@ -251,6 +257,19 @@ TEST_F(GraphCache, TheLastAddressesReplayWithoutAnUpdate) {
   calls_.clear();
   ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
   EXPECT_EQ(count("update"), 1) << "0x10 was the graph's before the update: updated back";
+}
+
+// The capture an update came from is destroyed after the launch, while the
+// device runs it: the call waits for the device next, so the host work of
+// the destroy is not added to the call's time.
+TEST_F(GraphCache, TheCaptureBehindAnUpdateIsDestroyedAfterTheLaunch) {
+  CudaGraphCache cache(8, kFakeCalls);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(cache, {1}, io(0x10, 0x20)).ok());
+  g_record_destroy_graph = true;
+  calls_.clear();
+  ASSERT_TRUE(run(cache, {1}, io(0x30, 0x40)).ok());
+  EXPECT_EQ(calls_, (Calls{"capturable?", "begin_capture", "enqueue", "end_capture", "update",
+                           "launch", "destroy_graph"}));
 }
 
 // What the last call launched can be launched again as it is (a run that
