@@ -240,9 +240,9 @@ Status TensorRTDelegate::instead_of_per_thread_stream(CallContext& call, void** 
 
 Status TensorRTDelegate::execute(CallContext& call, DelegateArgs args) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Every call takes back what the calls before it offered to repeat.
+  // Every call takes back what the calls before it offered to repeat: their
+  // tickets no longer match.
   ++executions_;
-  repeatable_ = false;
   ++call.delegate_executions;
   call.repeat_offer = RepeatOffer{};
   if (engine_.device < 0) {
@@ -345,8 +345,6 @@ Status TensorRTDelegate::execute_locked(CallContext& call, DelegateArgs args) {
       lease.get() == nullptr && !ordered_per_call && !profile_in_use.owns_lock() &&
       std::all_of(bindings.begin(), bindings.end(),
                   [](const Binding& b) { return !b.staged && b.mapped == nullptr; })) {
-    repeatable_ = true;
-    repeat_stream_ = stream;
     call.repeat_offer = RepeatOffer{this, executions_};
   }
   return status;
@@ -355,7 +353,7 @@ Status TensorRTDelegate::execute_locked(CallContext& call, DelegateArgs args) {
 Status TensorRTDelegate::repeat(uint64_t ticket, bool* repeated) {
   std::lock_guard<std::mutex> lock(mutex_);
   *repeated = false;
-  if (!repeatable_ || ticket != executions_) {
+  if (ticket != executions_) {
     return Status::Ok();
   }
   std::optional<DeviceGuard> guard;
@@ -365,11 +363,11 @@ Status TensorRTDelegate::repeat(uint64_t ticket, bool* repeated) {
       return cuda_failure(guard->status(), "selecting cuda:" + std::to_string(engine_.device));
     }
   }
-  // A failure ends the offer: the next call goes through execute again.
-  repeatable_ = false;
   const Status launched = graphs_->launch_again();
-  const auto stream = static_cast<cudaStream_t>(repeat_stream_);
-  const cudaError_t synced = cudaStreamSynchronize(stream);
+  const cudaError_t synced = cudaStreamSynchronize(graphs_->last_stream());
+  if (!launched.ok() || synced != cudaSuccess) {
+    ++executions_;  // a failure ends the offer: the next call runs the method
+  }
   if (!launched.ok()) {
     return launched.prefixed("engine provider '" + engine_.provider->name() +
                              "': enqueue failed: ");
@@ -377,7 +375,6 @@ Status TensorRTDelegate::repeat(uint64_t ticket, bool* repeated) {
   if (synced != cudaSuccess) {
     return cuda_failure(synced, "synchronizing the delegate's stream");
   }
-  repeatable_ = true;
   *repeated = true;
   return Status::Ok();
 }

@@ -115,11 +115,9 @@ class TensorRTDelegate final : public RepeatableCall {
   bool uses_arenas_ = false;
   // Some input's profile range is not a single shape (read at load).
   bool dynamic_shapes_ = false;
-  // Calls so far (the tickets of repeat offers), and whether the last one
-  // may be repeated: its graph launch on `repeat_stream_`.
+  // Calls so far: an offer to repeat a call holds the count at its end, and
+  // stands while no later call (or failed repeat) has changed it.
   uint64_t executions_ = 0;
-  bool repeatable_ = false;
-  void* repeat_stream_ = nullptr;
   std::vector<int64_t> scratch_sizes_;  // [profile]
   uint64_t scratch_generation_ = 0;     // of the arena memory the engine has; 0: none
 };

@@ -91,6 +91,8 @@ class CudaGraphCache {
   // or an update and its launch), which launch_again can launch once more.
   // Any later run() decides anew; nothing else changes the cache.
   bool last_call_launched() const { return last_exec_ != nullptr; }
+  // The stream that launch went on (meaningful while last_call_launched()).
+  cudaStream_t last_stream() const { return last_stream_; }
   // Launches the graph the last call of run() launched, on the same stream
   // and addresses, as that call would have if made again (counted as a
   // replay). The caller knows nothing it reads or writes has moved since.

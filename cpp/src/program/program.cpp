@@ -490,8 +490,6 @@ Status Program::run_locked(CallContext& call, MethodState& state, const TteInput
     }
     state.repeated.clear();
   }
-  call.delegate_executions = 0;
-  call.repeat_offer = RepeatOffer{};
   Status status = set_method_inputs(call, loaded, state, inputs, num_inputs);
   if (status.ok()) {
     // Owned outputs the caller allocates are, where their shape allows,
