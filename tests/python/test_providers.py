@@ -408,8 +408,12 @@ def test_provider_library_registration(run_python, host_library):
     assert result.returncode == 0, result.stderr
     added, names, again = result.stdout.strip().splitlines()
     assert added == "['test-host']"
+    # The built-in providers the environment has, in registration order: both
+    # native ones with the wheel's libraries, the Python one where TensorRT's
+    # (or TensorRT-RTX's) Python bindings import, as after scripts/demo.sh.
     assert names in (
         "['tensorrt-native-11', 'tensorrt-native-10', 'test-host']",
+        "['tensorrt-native-11', 'tensorrt-native-10', 'tensorrt-python', 'test-host']",
         "['tensorrt-native-11', 'test-host']",
         "['tensorrt-python', 'test-host']",
     )
